@@ -1,0 +1,29 @@
+# Two commands: `make run` starts the embedded product, `make test` runs the whole suite.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+export PATH := $(CURDIR)/.tools/bin:$(PATH)
+
+.PHONY: help tools build run test test-unit lint clean
+
+help:
+	@echo "make run    start API + workers + embedded Temporal (data in ./data)"
+	@echo "make test   install what is missing, build, lint and run every test"
+	@echo "make build  compile TypeScript into dist/"
+
+tools:
+	@bash scripts/install-tools.sh
+
+build: tools
+	@rm -rf dist && npx tsc -p tsconfig.json
+
+lint: build
+	@npx eslint .
+
+run: build
+	exec bin/mediasvc serve
+
+test: build lint
+	@npx mocha
+
+clean:
+	rm -rf dist

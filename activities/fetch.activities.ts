@@ -1,0 +1,107 @@
+import path from 'node:path';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { YtDlpEngine, YtDlpInfo } from '../engines/ytdlp.engine';
+import { YtDlpError } from '../engines/ytdlp.engine';
+import type { Config } from '../lib/config';
+import { ytdlpSelection } from '../lib/download-plan';
+import { FAILURE_TYPES, type DownloadFormat, type Quality, type SourceSummary, type VideoInfo } from '../lib/job.types';
+import type { Storage } from '../lib/storage';
+import { checkUrlAddress } from '../lib/url-safety';
+import { toVideoInfo } from '../lib/video-info';
+import { keepAlive, progressReporter } from './heartbeat';
+
+export interface FetchDeps {
+  ytdlp: YtDlpEngine;
+  storage: Storage;
+  config: Pick<Config, 'allowPrivateNetwork' | 'maxSourceDurationSeconds' | 'maxSourceBytes' | 'allowLive'>;
+}
+
+export interface DownloadSourceInput {
+  jobId: string;
+  url: string;
+  quality: Quality;
+  format: DownloadFormat | null;
+  progressRange: [number, number];
+}
+
+/** yt-dlp activities for the `media-fetch` queue. */
+export function createFetchActivities(deps: FetchDeps) {
+  const { ytdlp, storage, config } = deps;
+
+  async function assertSafe(url: string): Promise<void> {
+    const check = await checkUrlAddress(url, config.allowPrivateNetwork);
+    if (!check.ok) throw ApplicationFailure.nonRetryable(`The source URL ${check.reason}`, FAILURE_TYPES.rejected);
+  }
+
+  async function probe(url: string): Promise<YtDlpInfo> {
+    await assertSafe(url);
+    const stop = keepAlive();
+    try {
+      return await ytdlp.probe(url, Context.current().cancellationSignal);
+    } catch (err) {
+      throw toFailure(err);
+    } finally {
+      stop();
+    }
+  }
+
+  return {
+    /** Metadata for `GET /v1/info`. */
+    async readInfo(url: string): Promise<VideoInfo> {
+      return toVideoInfo(url, await probe(url));
+    },
+
+    /** Checks the safety limits (duration, size, live) before anything is downloaded. */
+    async probeSource(url: string): Promise<SourceSummary> {
+      const info = await probe(url);
+      if (!config.allowLive && (info.is_live || info.live_status === 'is_live' || info.live_status === 'is_upcoming')) {
+        throw ApplicationFailure.nonRetryable('The source is a live stream; live streams are not supported', FAILURE_TYPES.rejected);
+      }
+      if (typeof info.duration === 'number' && info.duration > config.maxSourceDurationSeconds) {
+        throw ApplicationFailure.nonRetryable(
+          `The source is ${Math.round(info.duration)} s long, over the limit of ${config.maxSourceDurationSeconds} s`,
+          FAILURE_TYPES.rejected,
+        );
+      }
+      const size = info.filesize ?? info.filesize_approx;
+      if (typeof size === 'number' && size > config.maxSourceBytes) {
+        throw ApplicationFailure.nonRetryable(`The source is ${size} bytes, over the limit of ${config.maxSourceBytes} bytes`, FAILURE_TYPES.rejected);
+      }
+      return { title: info.title ?? info.id, duration: typeof info.duration === 'number' ? info.duration : null };
+    },
+
+    /** Downloads the best matching rendition into the job's work folder; returns its path relative to that folder. */
+    async downloadSource(input: DownloadSourceInput): Promise<string> {
+      await assertSafe(input.url);
+      const report = progressReporter(input.progressRange);
+      const stop = keepAlive();
+      const outDir = path.join(storage.workDirOf(input.jobId), 'download');
+      const sel = ytdlpSelection(input.quality, input.format);
+      try {
+        const file = await ytdlp.download({
+          url: input.url,
+          outDir,
+          format: sel.format,
+          sort: sel.sort,
+          maxFilesize: config.maxSourceBytes,
+          signal: Context.current().cancellationSignal,
+          onProgress: (p) => p.fraction !== null && report(p.fraction),
+        });
+        return path.relative(storage.workDirOf(input.jobId), file);
+      } catch (err) {
+        throw toFailure(err);
+      } finally {
+        stop();
+      }
+    },
+  };
+}
+
+export type FetchActivities = ReturnType<typeof createFetchActivities>;
+
+function toFailure(err: unknown): unknown {
+  if (!(err instanceof YtDlpError)) return err;
+  if (err.kind === 'unsupported') return ApplicationFailure.nonRetryable(err.message, FAILURE_TYPES.unsupported);
+  if (err.kind === 'unavailable') return ApplicationFailure.nonRetryable(err.message, FAILURE_TYPES.unavailable);
+  return ApplicationFailure.retryable(err.message, 'YtDlpFailed');
+}

@@ -1,0 +1,42 @@
+import { bodyParser } from '@koa/bodyparser';
+import Router from '@koa/router';
+import Koa from 'koa';
+import type { ApiDeps, ApiState } from './context';
+import { downloadRoutes } from './download.routes';
+import { errorMiddleware } from './error.middleware';
+import { filesRoutes } from './files.routes';
+import { infoRoutes } from './info.routes';
+import { jobsRoutes } from './jobs.routes';
+import { openApiDocument } from './openapi';
+import { rateLimitMiddleware, requireAuth } from './auth.middleware';
+
+/** Builds the Koa app. Order: errors → per-request EntityManager → rate limit → public routes → auth → routes. */
+export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknown) => void } = {}): Koa<ApiState> {
+  const app = new Koa<ApiState>({ proxy: process.env.TRUST_PROXY === '1' });
+  const log = opts.log ?? ((msg, err) => console.error(msg, err));
+
+  app.use(errorMiddleware(log));
+  app.use(async (ctx, next) => {
+    ctx.state.em = deps.orm.em.fork();
+    await next();
+  });
+  app.use(rateLimitMiddleware());
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1mb', encoding: 'utf-8' }));
+
+  const pub = new Router<ApiState>();
+  pub.get('/v1/openapi.json', (ctx) => {
+    ctx.body = openApiDocument(deps.config.publicBaseUrl);
+  });
+  pub.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  app.use(pub.routes());
+  app.use(filesRoutes(deps).routes());
+
+  const authed = new Router<ApiState>();
+  authed.use(requireAuth());
+  for (const r of [jobsRoutes(deps), downloadRoutes(deps), infoRoutes(deps)]) authed.use(r.routes());
+  app.use(authed.routes());
+
+  return app;
+}

@@ -1,0 +1,51 @@
+import type Koa from 'koa';
+import { PLANS } from '../db/account.entity';
+import { authenticate, recordKeyUsage } from '../db/accounts';
+import { hitRateLimit } from '../db/rate-limit';
+import { ApiError } from '../lib/errors';
+import type { ApiState } from './context';
+
+function bearer(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1] : '';
+}
+
+/**
+ * Identifies the caller and counts the request against its one-minute window: per key at the
+ * plan's rate, or per client IP at the Free rate when there is no valid key. Sets the
+ * X-RateLimit-* headers on every response.
+ */
+export function rateLimitMiddleware(): Koa.Middleware<ApiState> {
+  return async (ctx, next) => {
+    const raw = bearer(ctx.get('Authorization') || undefined);
+    const auth = raw === undefined ? ({ ok: false, reason: 'missing' } as const) : await authenticate(ctx.state.em, raw || undefined);
+    ctx.state.auth = auth.ok || raw !== '' ? auth : { ok: false, reason: 'invalid' };
+    const [bucket, limit] = auth.ok ? [`key:${auth.key.id}`, PLANS[auth.account.plan].requestsPerMinute] : [`ip:${ctx.ip}`, PLANS.free.requestsPerMinute];
+    const w = await hitRateLimit(ctx.state.em, bucket, limit);
+    ctx.set('X-RateLimit-Limit', String(w.limit));
+    ctx.set('X-RateLimit-Remaining', String(w.remaining));
+    ctx.set('X-RateLimit-Reset', String(w.reset));
+    if (w.exceeded) {
+      const wait = Math.max(1, w.reset - Math.floor(Date.now() / 1000));
+      throw ApiError.tooManyRequests(`Rate limit of ${w.limit} requests per minute exceeded; retry in ${wait} s`, wait);
+    }
+    await next();
+  };
+}
+
+/** 401 for a missing, malformed or unknown key; 403 for a deactivated one. Records key usage. */
+export function requireAuth(): Koa.Middleware<ApiState> {
+  return async (ctx, next) => {
+    const auth = ctx.state.auth;
+    if (!auth || !auth.ok) {
+      if (auth?.reason === 'inactive') throw ApiError.forbidden('This API key is deactivated; reactivate it or use another key');
+      if (auth?.reason === 'missing') throw ApiError.unauthorized('Missing API key: send the header Authorization: Bearer vc_…');
+      throw ApiError.unauthorized('Invalid API key: the key is malformed or matches no active key');
+    }
+    ctx.state.account = auth.account;
+    ctx.state.apiKey = auth.key;
+    await recordKeyUsage(ctx.state.em, auth.key.id);
+    await next();
+  };
+}

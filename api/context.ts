@@ -1,0 +1,33 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/core';
+import type Koa from 'koa';
+import type { Account } from '../db/account.entity';
+import type { ApiKey } from '../db/api-key.entity';
+import type { AuthResult } from '../db/accounts';
+import type { Config } from '../lib/config';
+import type { FileLinks } from '../lib/file-links';
+import type { Orchestrator } from '../lib/orchestrator';
+import type { Storage } from '../lib/storage';
+
+/** Everything the HTTP layer depends on; built once per process. */
+export interface ApiDeps {
+  orm: MikroORM;
+  config: Config;
+  orchestrator: Orchestrator;
+  links: FileLinks;
+  storage: Storage;
+}
+
+export interface ApiState {
+  em: EntityManager;
+  auth?: AuthResult;
+  account?: Account;
+  apiKey?: ApiKey;
+}
+
+export type ApiContext = Koa.ParameterizedContext<ApiState>;
+
+/** The authenticated account; requireAuth has run before any route that calls this. */
+export function accountOf(ctx: ApiContext): Account {
+  if (!ctx.state.account) throw new Error('route is missing requireAuth');
+  return ctx.state.account;
+}

@@ -1,0 +1,64 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Router from '@koa/router';
+import { z } from 'zod';
+import { Job } from '../db/job.entity';
+import { ApiError } from '../lib/errors';
+import type { ApiDeps, ApiState } from './context';
+import { errorResponses, registry } from './openapi';
+
+registry.registerPath({
+  method: 'get',
+  path: '/v1/files/{token}',
+  summary: 'Fetch a job output with the signed download_url (no Authorization header needed)',
+  security: [],
+  request: { params: z.object({ token: z.string() }) },
+  responses: { 200: { description: 'The file' }, ...errorResponses(404, 410, 429) },
+});
+
+const TYPES: Record<string, string> = {
+  mp4: 'video/mp4',
+  webm: 'video/webm',
+  mkv: 'video/x-matroska',
+  mp3: 'audio/mpeg',
+  wav: 'audio/wav',
+  m4a: 'audio/mp4',
+  opus: 'audio/ogg',
+  ogg: 'audio/ogg',
+  flac: 'audio/flac',
+  gif: 'image/gif',
+  jpg: 'image/jpeg',
+  json: 'application/json',
+  srt: 'application/x-subrip',
+  vtt: 'text/vtt',
+};
+
+function downloadName(title: unknown, ext: string): string {
+  const base = typeof title === 'string' ? title.replace(/[^\p{L}\p{N} ._-]+/gu, '').trim().slice(0, 100) : '';
+  return `${base || 'output'}.${ext}`;
+}
+
+export function filesRoutes(deps: ApiDeps): Router<ApiState> {
+  const router = new Router<ApiState>();
+
+  router.get('/v1/files/:token', async (ctx) => {
+    const check = deps.links.verify(ctx.params.token ?? '');
+    if (!check.ok && check.reason === 'expired') throw ApiError.gone('This download link has expired; create a new job to get the file again');
+    if (!check.ok) throw ApiError.notFound('Unknown download link');
+    const job = await ctx.state.em.findOne(Job, check.jobId);
+    if (!job || job.status !== 'completed' || !job.outputFile) throw ApiError.notFound('Unknown download link');
+    if (job.expiresAt && job.expiresAt.getTime() <= Date.now()) throw ApiError.gone('This download link has expired; create a new job to get the file again');
+    const file = deps.storage.filePath(job.outputFile);
+    const stat = await fs.promises.stat(file).catch(() => null);
+    if (!stat) throw ApiError.gone('The file behind this link is no longer stored; create a new job');
+    const ext = path.extname(file).slice(1).toLowerCase();
+    ctx.set('Content-Type', TYPES[ext] ?? 'application/octet-stream');
+    ctx.set('Content-Length', String(stat.size));
+    const name = downloadName(job.resultData?.title, ext);
+    ctx.set('Content-Disposition', `attachment; filename="${name.replace(/[^\x20-\x7e]/g, '_').replace(/"/g, '')}"; filename*=UTF-8''${encodeURIComponent(name)}`);
+    ctx.set('Cache-Control', 'private, no-store');
+    ctx.body = fs.createReadStream(file);
+  });
+
+  return router;
+}

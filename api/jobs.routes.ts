@@ -1,0 +1,89 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import { Job } from '../db/job.entity';
+import { ApiError } from '../lib/errors';
+import type { ApiDeps, ApiState } from './context';
+import { accountOf } from './context';
+import { presentJob } from './jobs.service';
+import { errorResponses, registry } from './openapi';
+import { JobListSchema, JobSchema, ListJobsQuerySchema } from './schemas';
+import { parseInput } from './validation';
+
+registry.registerPath({
+  method: 'get',
+  path: '/v1/jobs/{job_id}',
+  summary: 'Read one job',
+  request: { params: z.object({ job_id: z.string().uuid() }) },
+  responses: { 200: { description: 'The job', content: { 'application/json': { schema: JobSchema } } }, ...errorResponses(401, 403, 404, 429) },
+});
+registry.registerPath({
+  method: 'get',
+  path: '/v1/jobs',
+  summary: 'List jobs, newest first, with cursor pagination',
+  request: { query: ListJobsQuerySchema },
+  responses: { 200: { description: 'A page of jobs', content: { 'application/json': { schema: JobListSchema } } }, ...errorResponses(401, 403, 422, 429) },
+});
+
+interface Cursor {
+  t: number;
+  id: string;
+}
+
+function encodeCursor(job: Job): string {
+  return Buffer.from(JSON.stringify({ t: job.createdAt.getTime(), id: job.id } satisfies Cursor)).toString('base64url');
+}
+
+function decodeCursor(raw: string): Cursor {
+  try {
+    const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
+    if (typeof c.t === 'number' && typeof c.id === 'string') return c;
+  } catch {
+    // fall through
+  }
+  throw ApiError.unprocessable('cursor is not valid: pass next_cursor from a previous response unchanged', [{ field: 'cursor', message: 'invalid cursor' }]);
+}
+
+const RUNNING = new Set(['pending', 'processing']);
+
+export function jobsRoutes(deps: ApiDeps): Router<ApiState> {
+  const router = new Router<ApiState>();
+
+  // Live progress comes from the running activity's heartbeat in Temporal.
+  async function withProgress(job: Job) {
+    if (job.status !== 'processing') return presentJob(job, deps.links, job.status === 'completed' ? 100 : job.status === 'failed' ? null : 0);
+    const live = await deps.orchestrator.jobProgress(job.id);
+    return presentJob(job, deps.links, live ?? job.progress);
+  }
+
+  router.get('/v1/jobs/:job_id', async (ctx) => {
+    const account = accountOf(ctx);
+    const id = ctx.params.job_id ?? '';
+    const job = /^[0-9a-f-]{36}$/i.test(id) ? await ctx.state.em.findOne(Job, { id: id.toLowerCase(), accountId: account.id }) : null;
+    if (!job) throw ApiError.notFound(`No job with id ${id} in this account`);
+    ctx.body = await withProgress(job);
+  });
+
+  router.get('/v1/jobs', async (ctx) => {
+    const account = accountOf(ctx);
+    const q = parseInput(ListJobsQuerySchema, ctx.query);
+    const where: Record<string, unknown> = { accountId: account.id };
+    if (q.status) where.status = q.status;
+    if (q.job_type) where.jobType = q.job_type;
+    if (q.cursor) {
+      // Keyset on (created_at, id): pages stay consistent while jobs are added or deleted.
+      const c = decodeCursor(q.cursor);
+      const t = new Date(c.t);
+      where.$or = [{ createdAt: { $lt: t } }, { createdAt: t, id: { $lt: c.id } }];
+    }
+    const rows = await ctx.state.em.find(Job, where, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: q.limit + 1 });
+    const page = rows.slice(0, q.limit);
+    const hasMore = rows.length > q.limit;
+    ctx.body = {
+      items: await Promise.all(page.map(withProgress)),
+      next_cursor: hasMore && page.length ? encodeCursor(page[page.length - 1]!) : null,
+      has_more: hasMore,
+    };
+  });
+
+  return router;
+}

@@ -1,0 +1,200 @@
+import { parseArgs } from 'node:util';
+import type { MikroORM } from '@mikro-orm/core';
+import { Account, PLAN_NAMES, type PlanName } from '../db/account.entity';
+import { createAccount, createApiKey, deleteKey, rotateWebhookSecret, setKeyActive } from '../db/accounts';
+import { ApiKey } from '../db/api-key.entity';
+import { adjustCredits, currentBalance } from '../db/credits';
+import { openOrm } from '../db/orm';
+import { loadConfig, type Config } from '../lib/config';
+import { ALL_QUEUES, type TaskQueue } from '../lib/job.types';
+import { startApi, startWorkers, temporalAddress } from './runtime';
+
+const HELP = `mediasvc — operator CLI of the media processing service
+
+Usage: bin/mediasvc <command> [options]
+
+Run:
+  serve                          API, workers for every queue, and (unless TEMPORAL_ADDRESS
+                                 is set) the embedded Temporal dev server; what 'make run' starts
+  api                            the HTTP API only (needs TEMPORAL_ADDRESS or a running serve)
+  worker --queues Q1,Q2          workers for the given queues: ${ALL_QUEUES.join(', ')}
+  migrate                        apply database migrations
+
+Accounts and credits:
+  accounts create --name N --plan ${PLAN_NAMES.join('|')}
+                                 prints the new account id on its last line
+  accounts list
+  accounts credits ACCOUNT [--add N]
+                                 prints the balance on its last line (N may be negative)
+  accounts webhook-secret ACCOUNT [--rotate]
+                                 the secret that signs per-job webhook_url deliveries
+
+API keys:
+  keys create --account ACCOUNT --name NAME
+                                 prints the full vc_ key on its last line, once
+  keys list --account ACCOUNT    id, first 8 chars, name, active|inactive, created_at, last_used_at
+  keys deactivate KEY_ID | keys activate KEY_ID | keys delete KEY_ID
+
+Settings come from the environment (PORT, DATA_DIR, PUBLIC_BASE_URL, DATABASE_URL,
+TEMPORAL_ADDRESS, DOWNLOAD_URL_TTL_MINUTES, ALLOW_PRIVATE_NETWORK, ...); see README.md.
+`;
+
+class UsageError extends Error {}
+
+function need<T>(v: T | undefined, what: string): T {
+  if (v === undefined || v === '') throw new UsageError(`missing ${what}`);
+  return v;
+}
+
+async function withOrm<T>(config: Config, fn: (orm: MikroORM) => Promise<T>): Promise<T> {
+  const orm = await openOrm(config, { migrate: true });
+  try {
+    return await fn(orm);
+  } finally {
+    await orm.close();
+  }
+}
+
+function parseQueues(raw: string | undefined): TaskQueue[] {
+  const list = need(raw, '--queues').split(',').map((q) => q.trim()).filter(Boolean);
+  for (const q of list) if (!ALL_QUEUES.includes(q as TaskQueue)) throw new UsageError(`unknown queue ${q}; queues are ${ALL_QUEUES.join(', ')}`);
+  return list as TaskQueue[];
+}
+
+/** Resolves on the first SIGINT/SIGTERM. */
+function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const on = (sig: string) => resolve(sig);
+    process.once('SIGINT', () => on('SIGINT'));
+    process.once('SIGTERM', () => on('SIGTERM'));
+  });
+}
+
+async function serve(config: Config, withApi: boolean, queues: TaskQueue[]): Promise<void> {
+  // Everything started is stopped in reverse order, on a signal or when start-up fails half way.
+  const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop().catch((e: unknown) => console.error('mediasvc: error while stopping:', e));
+  };
+  try {
+    const embedded = withApi && queues.length === ALL_QUEUES.length;
+    const { address, dev } = embedded ? await temporalAddress(config) : { address: need(config.temporalAddress, 'TEMPORAL_ADDRESS'), dev: null };
+    if (dev) stops.push(() => dev.stop());
+    const orm = await openOrm(config, { migrate: true });
+    stops.push(() => orm.close());
+    const needsOrm = withApi || queues.includes('control');
+    const workers = queues.length ? await startWorkers(config, queues, address, needsOrm ? orm : undefined) : null;
+    if (workers) stops.push(() => workers.stop());
+    const api = withApi ? await startApi(config, orm, address) : null;
+    if (api) stops.push(() => api.close());
+    const parts = [
+      api && `API on http://${config.host}:${config.port}`,
+      workers && `workers for ${queues.join(', ')}`,
+      dev && `Temporal dev server on ${dev.address} (UI http://127.0.0.1:${config.temporalUiPort})`,
+    ].filter(Boolean);
+    console.log(`mediasvc ready: ${parts.join('; ')}; data in ${config.dataDir}`);
+    const sig = await Promise.race([untilSignal(), workers?.done.then(() => 'workers stopped') ?? new Promise<string>(() => undefined)]);
+    console.log(`mediasvc stopping (${sig})`);
+  } finally {
+    await stopAll();
+  }
+  console.log('mediasvc stopped');
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [cmd, sub, ...rest] = argv;
+  const config = loadConfig();
+  const { values, positionals } = parseArgs({
+    args: cmd === 'accounts' || cmd === 'keys' ? rest : argv.slice(1),
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      add: { type: 'string' },
+      account: { type: 'string' },
+      queues: { type: 'string' },
+      rotate: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (!cmd || cmd === 'help' || cmd === '--help' || cmd === '-h' || values.help) {
+    process.stdout.write(HELP);
+    return;
+  }
+
+  switch (cmd) {
+    case 'serve':
+      return serve(config, true, ALL_QUEUES);
+    case 'api':
+      return serve(config, true, []);
+    case 'worker':
+      return serve(config, false, parseQueues(values.queues));
+    case 'migrate':
+      await withOrm(config, async () => undefined);
+      console.log('migrations applied');
+      return;
+    case 'accounts':
+      return withOrm(config, async (orm) => {
+        const em = orm.em.fork();
+        if (sub === 'create') {
+          const plan = need(values.plan, '--plan') as PlanName;
+          if (!PLAN_NAMES.includes(plan)) throw new UsageError(`unknown plan ${plan}; plans are ${PLAN_NAMES.join(', ')}`);
+          const account = await createAccount(em, need(values.name, '--name'), plan);
+          console.log(`created account "${account.name}" on plan ${plan} with ${await currentBalance(em, account.id)} credits`);
+          console.log(account.id);
+        } else if (sub === 'list') {
+          for (const a of await em.find(Account, {}, { orderBy: { createdAt: 'asc' } })) {
+            console.log([a.id, a.name, a.plan, `${await currentBalance(em, a.id)} credits`, a.createdAt.toISOString()].join('\t'));
+          }
+        } else if (sub === 'credits') {
+          const id = need(positionals[0], 'ACCOUNT');
+          await em.findOneOrFail(Account, id, { failHandler: () => new UsageError(`account ${id} does not exist`) });
+          const add = values.add === undefined ? 0 : Number(values.add);
+          if (!Number.isInteger(add)) throw new UsageError('--add takes an integer');
+          console.log(add ? await adjustCredits(em, id, add, 'operator adjustment') : await currentBalance(em, id));
+        } else if (sub === 'webhook-secret') {
+          const id = need(positionals[0], 'ACCOUNT');
+          const account = await em.findOneOrFail(Account, id, { failHandler: () => new UsageError(`account ${id} does not exist`) });
+          console.log(values.rotate ? await rotateWebhookSecret(em, id) : account.webhookSecret);
+        } else {
+          throw new UsageError(`unknown accounts command ${sub ?? ''}`);
+        }
+      });
+    case 'keys':
+      return withOrm(config, async (orm) => {
+        const em = orm.em.fork();
+        if (sub === 'create') {
+          const { key, record } = await createApiKey(em, need(values.account, '--account'), need(values.name, '--name'));
+          console.log(`created key ${record.id} ("${record.name}"); store it now, it is not shown again:`);
+          console.log(key);
+        } else if (sub === 'list') {
+          const keys = await em.find(ApiKey, { accountId: need(values.account, '--account') }, { orderBy: { createdAt: 'asc' } });
+          for (const k of keys) {
+            console.log([k.id, k.prefix, k.name, k.isActive ? 'active' : 'inactive', k.createdAt.toISOString(), k.lastUsedAt?.toISOString() ?? 'never'].join('\t'));
+          }
+        } else if (sub === 'deactivate' || sub === 'activate') {
+          const k = await setKeyActive(em, need(positionals[0], 'KEY_ID'), sub === 'activate');
+          console.log(`key ${k.id} is ${k.isActive ? 'active' : 'inactive'}`);
+        } else if (sub === 'delete') {
+          await deleteKey(em, need(positionals[0], 'KEY_ID'));
+          console.log(`key ${positionals[0]} deleted`);
+        } else {
+          throw new UsageError(`unknown keys command ${sub ?? ''}`);
+        }
+      });
+    default:
+      throw new UsageError(`unknown command ${cmd}`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  () => process.exit(0),
+  (err: unknown) => {
+    if (err instanceof UsageError) {
+      console.error(`mediasvc: ${err.message}\nRun 'bin/mediasvc --help' for usage.`);
+      process.exit(2);
+    }
+    console.error(`mediasvc: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);

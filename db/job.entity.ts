@@ -1,0 +1,50 @@
+import { EntitySchema } from '@mikro-orm/core';
+
+export const JOB_TYPES = ['download', 'transcribe', 'translate', 'preview', 'fingerprint', 'comments'] as const;
+export type JobType = (typeof JOB_TYPES)[number];
+export const JOB_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+export class Job {
+  id!: string;
+  accountId!: string;
+  jobType!: JobType;
+  status: JobStatus = 'pending';
+  sourceUrl!: string;
+  parameters!: Record<string, unknown>;
+  creditsCharged!: number;
+  progress: number | null = 0;
+  resultData: Record<string, unknown> | null = null;
+  /** Path of the output file relative to the files directory. */
+  outputFile: string | null = null;
+  errorMessage: string | null = null;
+  webhookUrl: string | null = null;
+  createdAt: Date = new Date();
+  startedAt: Date | null = null;
+  completedAt: Date | null = null;
+  expiresAt: Date | null = null;
+}
+
+export const JobSchema = new EntitySchema<Job>({
+  class: Job,
+  tableName: 'jobs',
+  indexes: [{ properties: ['accountId', 'createdAt', 'id'] }],
+  properties: {
+    id: { type: 'string', primary: true, length: 36 },
+    accountId: { type: 'string', length: 36 },
+    jobType: { type: 'string', length: 16 },
+    status: { type: 'string', length: 16 },
+    sourceUrl: { type: 'text' },
+    parameters: { type: 'json' },
+    creditsCharged: { type: 'integer' },
+    progress: { type: 'integer', nullable: true },
+    resultData: { type: 'json', nullable: true },
+    outputFile: { type: 'text', nullable: true },
+    errorMessage: { type: 'text', nullable: true },
+    webhookUrl: { type: 'text', nullable: true },
+    createdAt: { type: 'datetime', length: 3 },
+    startedAt: { type: 'datetime', nullable: true },
+    completedAt: { type: 'datetime', nullable: true },
+    expiresAt: { type: 'datetime', nullable: true },
+  },
+});

@@ -1,0 +1,7 @@
+import type { MigrationObject } from '@mikro-orm/core';
+import { Migration20261121000000 as PgInitial } from './postgresql/Migration20261121000000';
+import { Migration20261121000000 as SqliteInitial } from './sqlite/Migration20261121000000';
+
+// Listed explicitly so migrations run the same from source and from dist/, per dialect.
+export const sqliteMigrations: MigrationObject[] = [{ name: 'Migration20261121000000', class: SqliteInitial }];
+export const postgresMigrations: MigrationObject[] = [{ name: 'Migration20261121000000', class: PgInitial }];

@@ -1,0 +1,73 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { MikroORM, type Options } from '@mikro-orm/core';
+import { Migrator } from '@mikro-orm/migrations';
+import { PostgreSqlDriver } from '@mikro-orm/postgresql';
+import { SqliteDriver } from '@mikro-orm/sqlite';
+import type { Config } from '../lib/config';
+import { AccountSchema } from './account.entity';
+import { ApiKeySchema, ApiKeyUsageSchema } from './api-key.entity';
+import { CreditEntrySchema } from './credit-entry.entity';
+import { JobSchema } from './job.entity';
+import { postgresMigrations, sqliteMigrations } from './migrations';
+import { RateLimitCounterSchema, ServerSecretSchema } from './system.entity';
+
+export const ENTITIES = [
+  AccountSchema,
+  ApiKeySchema,
+  ApiKeyUsageSchema,
+  CreditEntrySchema,
+  JobSchema,
+  RateLimitCounterSchema,
+  ServerSecretSchema,
+];
+
+export type Orm = MikroORM;
+export type Dialect = 'sqlite' | 'postgresql';
+
+export function dialectOf(config: Pick<Config, 'databaseUrl'>): Dialect {
+  return config.databaseUrl ? 'postgresql' : 'sqlite';
+}
+
+/** Options for the configured database: PostgreSQL when DATABASE_URL is set, else SQLite under DATA_DIR. */
+export function ormOptions(config: Pick<Config, 'databaseUrl' | 'sqlitePath'>): Options {
+  const common: Options = {
+    entities: ENTITIES,
+    extensions: [Migrator],
+    discovery: { disableDynamicFileAccess: true },
+    allowGlobalContext: false,
+    debug: false,
+    forceUtcTimezone: true,
+  };
+  if (config.databaseUrl) {
+    return {
+      ...common,
+      driver: PostgreSqlDriver,
+      clientUrl: config.databaseUrl,
+      migrations: { migrationsList: postgresMigrations, transactional: true, disableForeignKeys: false, silent: true, snapshot: false },
+    };
+  }
+  fs.mkdirSync(path.dirname(config.sqlitePath), { recursive: true });
+  return {
+    ...common,
+    driver: SqliteDriver,
+    dbName: config.sqlitePath,
+    migrations: { migrationsList: sqliteMigrations, transactional: true, disableForeignKeys: false, silent: true, snapshot: false },
+    pool: { min: 1, max: 1, afterCreate: sqliteAfterCreate } as Options['pool'],
+  };
+}
+
+// WAL lets readers in other processes (the CLI) work while the API writes; busy_timeout waits out short locks.
+function sqliteAfterCreate(conn: { run: (sql: string, cb: (err?: Error) => void) => void }, done: (err?: Error, conn?: unknown) => void) {
+  conn.run('PRAGMA journal_mode = WAL', (e1) => {
+    if (e1) return done(e1, conn);
+    conn.run('PRAGMA busy_timeout = 10000', (e2) => done(e2, conn));
+  });
+}
+
+/** Opens the database; `migrate` applies pending migrations first. */
+export async function openOrm(config: Pick<Config, 'databaseUrl' | 'sqlitePath'>, opts: { migrate?: boolean } = {}): Promise<Orm> {
+  const orm = await MikroORM.init(ormOptions(config));
+  if (opts.migrate) await orm.getMigrator().up();
+  return orm;
+}

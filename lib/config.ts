@@ -1,0 +1,95 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const flag = z
+  .string()
+  .optional()
+  .transform((v) => v === '1' || v === 'true');
+
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('0.0.0.0'),
+  DATA_DIR: z.string().default('./data'),
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  DATABASE_URL: z.string().optional(),
+  TEMPORAL_ADDRESS: z.string().optional(),
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_UI_PORT: z.coerce.number().int().default(8233),
+  TEMPORAL_DEV_PORT: z.coerce.number().int().default(7233),
+  DOWNLOAD_URL_TTL_MINUTES: z.coerce.number().positive().default(60),
+  ALLOW_PRIVATE_NETWORK: flag,
+  MAX_SOURCE_DURATION_SECONDS: z.coerce.number().positive().default(4 * 3600),
+  MAX_SOURCE_BYTES: z.coerce.number().positive().default(4 * 1024 ** 3),
+  ALLOW_LIVE: flag,
+  YTDLP_PATH: z.string().optional(),
+  FFMPEG_PATH: z.string().default('ffmpeg'),
+  FFPROBE_PATH: z.string().default('ffprobe'),
+  TEMPORAL_CLI_PATH: z.string().optional(),
+  INFO_TIMEOUT_SECONDS: z.coerce.number().positive().default(60),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+});
+
+export type Config = {
+  port: number;
+  host: string;
+  dataDir: string;
+  filesDir: string;
+  workDir: string;
+  publicBaseUrl: string;
+  databaseUrl: string | undefined;
+  sqlitePath: string;
+  temporalAddress: string | undefined;
+  temporalNamespace: string;
+  temporalUiPort: number;
+  temporalDevPort: number;
+  downloadUrlTtlMinutes: number;
+  allowPrivateNetwork: boolean;
+  maxSourceDurationSeconds: number;
+  maxSourceBytes: number;
+  allowLive: boolean;
+  ytdlpPath: string;
+  ffmpegPath: string;
+  ffprobePath: string;
+  temporalCliPath: string;
+  infoTimeoutSeconds: number;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+};
+
+/** Project root: the folder holding package.json, whether running from source or dist/. */
+export const projectRoot = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../..' : '..');
+
+/** Reads settings from an environment map (process.env by default); throws a readable error on bad values. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.DATA_DIR);
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir,
+    filesDir: path.join(dataDir, 'files'),
+    workDir: path.join(dataDir, 'work'),
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, ''),
+    databaseUrl: e.DATABASE_URL || undefined,
+    sqlitePath: path.join(dataDir, 'mediasvc.sqlite'),
+    temporalAddress: e.TEMPORAL_ADDRESS || undefined,
+    temporalNamespace: e.TEMPORAL_NAMESPACE,
+    temporalUiPort: e.TEMPORAL_UI_PORT,
+    temporalDevPort: e.TEMPORAL_DEV_PORT,
+    downloadUrlTtlMinutes: e.DOWNLOAD_URL_TTL_MINUTES,
+    allowPrivateNetwork: e.ALLOW_PRIVATE_NETWORK,
+    maxSourceDurationSeconds: e.MAX_SOURCE_DURATION_SECONDS,
+    maxSourceBytes: e.MAX_SOURCE_BYTES,
+    allowLive: e.ALLOW_LIVE,
+    ytdlpPath: e.YTDLP_PATH ?? path.join(projectRoot, '.venv/bin/yt-dlp'),
+    ffmpegPath: e.FFMPEG_PATH,
+    ffprobePath: e.FFPROBE_PATH,
+    temporalCliPath: e.TEMPORAL_CLI_PATH ?? path.join(projectRoot, '.tools/bin/temporal'),
+    infoTimeoutSeconds: e.INFO_TIMEOUT_SECONDS,
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,36 @@
+import crypto from 'node:crypto';
+
+export type LinkCheck = { ok: true; jobId: string; expiresAt: Date } | { ok: false; reason: 'invalid' | 'expired' };
+
+/** Signs and verifies `/v1/files/{token}` tokens: `{jobId}.{expiresEpochSeconds}.{hmac}`. */
+export class FileLinks {
+  constructor(
+    private readonly secret: string,
+    private readonly baseUrl: string,
+  ) {}
+
+  url(jobId: string, expiresAt: Date): string {
+    return `${this.baseUrl}/v1/files/${this.token(jobId, expiresAt)}`;
+  }
+
+  token(jobId: string, expiresAt: Date): string {
+    const exp = Math.floor(expiresAt.getTime() / 1000);
+    return `${jobId}.${exp}.${this.sign(`${jobId}.${exp}`)}`;
+  }
+
+  verify(token: string, now = new Date()): LinkCheck {
+    const m = /^([0-9a-f-]{36})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token);
+    if (!m) return { ok: false, reason: 'invalid' };
+    const [, jobId, exp, sig] = m as unknown as [string, string, string, string];
+    const expected = Buffer.from(this.sign(`${jobId}.${exp}`));
+    const given = Buffer.from(sig);
+    if (expected.length !== given.length || !crypto.timingSafeEqual(expected, given)) return { ok: false, reason: 'invalid' };
+    const expiresAt = new Date(Number(exp) * 1000);
+    if (expiresAt.getTime() <= now.getTime()) return { ok: false, reason: 'expired' };
+    return { ok: true, jobId, expiresAt };
+  }
+
+  private sign(payload: string): string {
+    return crypto.createHmac('sha256', this.secret).update(payload).digest('base64url');
+  }
+}

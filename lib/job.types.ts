@@ -1,0 +1,89 @@
+// Pure types shared by the API, workflows and activities. No runtime imports: workflows load this.
+
+export const TASK_QUEUES = {
+  fetch: 'media-fetch',
+  process: 'media-process',
+  speech: 'media-speech',
+  control: 'control',
+} as const;
+export type TaskQueue = (typeof TASK_QUEUES)[keyof typeof TASK_QUEUES];
+export const ALL_QUEUES: TaskQueue[] = Object.values(TASK_QUEUES);
+
+export type Quality = 'best' | '1080p' | '720p' | '480p' | 'audio';
+export type DownloadFormat = 'mp4' | 'webm' | 'mkv' | 'mp3' | 'wav';
+
+export interface DownloadParams {
+  url: string;
+  quality: Quality;
+  format: DownloadFormat | null;
+  clip_start: string | null;
+  clip_end: string | null;
+  processing: string[] | null;
+  webhook_url: string | null;
+}
+
+export interface MediaJobInput {
+  jobId: string;
+  jobType: 'download';
+  sourceUrl: string;
+  params: DownloadParams;
+}
+
+/** What an operation hands back for the job row. */
+export interface JobOutput {
+  /** Output path relative to the files directory. */
+  outputFile: string;
+  resultData: Record<string, unknown>;
+}
+
+export interface JobEnd {
+  jobId: string;
+  status: 'completed' | 'failed';
+}
+
+export interface SourceSummary {
+  title: string;
+  duration: number | null;
+}
+
+export interface FormatInfo {
+  format_id: string;
+  ext: string;
+  quality: string | null;
+  width: number | null;
+  height: number | null;
+  fps: number | null;
+  filesize: number | null;
+  vcodec: string | null;
+  acodec: string | null;
+  audio_only: boolean;
+}
+
+export interface VideoInfo {
+  url: string;
+  title: string;
+  description: string | null;
+  duration: number | null;
+  thumbnail: string | null;
+  upload_date: string | null;
+  view_count: number | null;
+  like_count: number | null;
+  channel: string | null;
+  channel_url: string | null;
+  tags: string[];
+  categories: string[];
+  subtitles: string[];
+  formats: FormatInfo[];
+}
+
+/** Heartbeat details of long activities: overall job progress, 0..100. */
+export interface ProgressDetails {
+  progress: number;
+}
+
+/** Failure types activities raise as non-retryable ApplicationFailures. */
+export const FAILURE_TYPES = {
+  unsupported: 'UnsupportedUrl',
+  unavailable: 'SourceUnavailable',
+  rejected: 'SourceRejected',
+} as const;

@@ -1,0 +1,26 @@
+import type { MediaJobInput, VideoInfo } from './job.types';
+
+export type InfoErrorKind = 'unsupported' | 'unavailable' | 'rejected' | 'timeout' | 'failed';
+
+/** Why a metadata read failed, so the API can pick the status. */
+export class InfoError extends Error {
+  constructor(
+    readonly kind: InfoErrorKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'InfoError';
+  }
+}
+
+/** What the API needs from the job engine. Temporal implements it; API tests may stub it. */
+export interface Orchestrator {
+  /** Starts the job's durable workflow; idempotent per job id. */
+  startJob(input: MediaJobInput): Promise<void>;
+  /** Runs the metadata workflow and waits for it. Throws InfoError. */
+  fetchInfo(url: string): Promise<VideoInfo>;
+  /** Live progress (0..100) from the running activity's heartbeat, or null when unknown. */
+  jobProgress(jobId: string): Promise<number | null>;
+}
+
+export const jobWorkflowId = (jobId: string): string => `job-${jobId}`;

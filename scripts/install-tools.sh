@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs everything the service and its tests need, idempotently: Debian packages (ffmpeg,
+# PostgreSQL), node_modules from the lockfile, the pinned yt-dlp virtualenv, the Temporal CLI
+# (dev server) and Temporal's Java time-skipping test server. Quick when all is in place.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+say() { echo "install-tools: $*"; }
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+# Debian packages
+missing=()
+command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null || missing+=(ffmpeg)
+ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
+command -v java >/dev/null || missing+=(default-jre-headless)
+command -v mvn >/dev/null || missing+=(maven)
+command -v go >/dev/null || missing+=(golang-go)
+if [ ${#missing[@]} -gt 0 ]; then
+  say "apt-get install ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# node_modules, reinstalled when the lockfile changes
+stamp="node_modules/.lock-sha"
+want="$(sha256sum package-lock.json | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  say "npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$want" > "$stamp"
+fi
+
+# Python tools (yt-dlp), pinned in requirements.txt
+stamp=".venv/.req-sha"
+want="$(sha256sum requirements.txt | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  say "python venv + requirements.txt"
+  python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
+  echo "$want" > "$stamp"
+fi
+
+# Temporal CLI (embedded dev server); later tags cannot be go-installed.
+TEMPORAL_CLI_VERSION=v1.5.1
+# (a go-installed CLI reports version 0.0.0-DEV, so a stamp records what was installed)
+if [ ! -x .tools/bin/temporal ] || [ "$(cat .tools/bin/.temporal-version 2>/dev/null)" != "$TEMPORAL_CLI_VERSION" ]; then
+  say "go install temporal CLI $TEMPORAL_CLI_VERSION (a few minutes the first time)"
+  mkdir -p .tools/bin
+  GOBIN="$ROOT/.tools/bin" GOFLAGS=-mod=mod go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
+  echo "$TEMPORAL_CLI_VERSION" > .tools/bin/.temporal-version
+fi
+
+# Temporal's time-skipping test server (Java), for workflow tests
+if ! ls .tools/test-server/lib/temporal-test-server-*.jar >/dev/null 2>&1; then
+  say "maven: io.temporal:temporal-test-server"
+  mkdir -p .tools/test-server/lib
+  mvn -q -B -f scripts/test-server/pom.xml dependency:copy-dependencies -DoutputDirectory="$ROOT/.tools/test-server/lib"
+fi

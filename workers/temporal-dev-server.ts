@@ -1,0 +1,71 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+
+export interface DevServer {
+  address: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export interface DevServerOptions {
+  cliPath: string;
+  dbFile: string;
+  port: number;
+  uiPort: number;
+  ip?: string;
+  logFile?: string;
+}
+
+/** Starts `temporal server start-dev` (SQLite persistence, Web UI) and waits until its frontend answers. */
+export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
+  if (!fs.existsSync(opts.cliPath)) {
+    throw new Error(`Temporal CLI not found at ${opts.cliPath}; run 'make tools' or set TEMPORAL_CLI_PATH`);
+  }
+  fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
+  const ip = opts.ip ?? '127.0.0.1';
+  const address = `${ip}:${opts.port}`;
+  const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
+  const child = spawn(
+    opts.cliPath,
+    ['server', 'start-dev', '--db-filename', opts.dbFile, '--ip', ip, '--port', String(opts.port), '--ui-port', String(opts.uiPort), '--log-level', 'warn', '--namespace', 'default'],
+    { stdio: ['ignore', out, out] },
+  );
+  let exited: number | null = null;
+  child.on('exit', (code) => {
+    exited = code ?? -1;
+  });
+
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited !== null) throw new Error(`temporal dev server exited with code ${exited}${opts.logFile ? `; see ${opts.logFile}` : ''}`);
+    try {
+      const conn = await Connection.connect({ address, connectTimeout: 1000 });
+      await conn.workflowService.getSystemInfo({});
+      await conn.close();
+      break;
+    } catch {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`temporal dev server did not start on ${address} within 60 s`);
+      }
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  }
+
+  return {
+    address,
+    process: child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (exited !== null) return resolve();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}

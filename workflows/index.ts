@@ -1,0 +1,2 @@
+export { infoWorkflow } from './info.workflow';
+export { mediaJobWorkflow } from './media-job.workflow';
