@@ -12,7 +12,7 @@ import { rateLimitMiddleware, requireAuth } from './auth.middleware';
 
 /** Builds the Koa app. Order: errors → per-request EntityManager → rate limit → public routes → auth → routes. */
 export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknown) => void } = {}): Koa<ApiState> {
-  const app = new Koa<ApiState>({ proxy: process.env.TRUST_PROXY === '1' });
+  const app = new Koa<ApiState>({ proxy: deps.config.trustProxy });
   const log = opts.log ?? ((msg, err) => console.error(msg, err));
 
   app.use(errorMiddleware(log));

@@ -26,6 +26,7 @@ const EnvSchema = z.object({
   FFPROBE_PATH: z.string().default('ffprobe'),
   TEMPORAL_CLI_PATH: z.string().optional(),
   INFO_TIMEOUT_SECONDS: z.coerce.number().positive().default(60),
+  TRUST_PROXY: flag,
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 
@@ -52,6 +53,8 @@ export type Config = {
   ffprobePath: string;
   temporalCliPath: string;
   infoTimeoutSeconds: number;
+  /** Take the client IP from X-Forwarded-For (behind a reverse proxy). */
+  trustProxy: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 };
 
@@ -90,6 +93,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ffprobePath: e.FFPROBE_PATH,
     temporalCliPath: e.TEMPORAL_CLI_PATH ?? path.join(projectRoot, '.tools/bin/temporal'),
     infoTimeoutSeconds: e.INFO_TIMEOUT_SECONDS,
+    trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
   };
 }

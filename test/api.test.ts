@@ -1,0 +1,416 @@
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setKeyActive, deleteKey } from '../db/accounts';
+import { Job } from '../db/job.entity';
+import { refundJob } from '../db/credits';
+import { InfoError } from '../lib/orchestrator';
+import type { VideoInfo } from '../lib/job.types';
+import { startApiHarness, type ApiHarness } from './helpers/api-harness';
+
+const SOURCE = 'http://127.0.0.1:9/video.mp4';
+
+/** Waits out the last seconds of a minute, so a counted loop does not straddle two rate windows. */
+async function freshRateWindow(): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 8_000) await new Promise((r) => setTimeout(r, left + 50));
+}
+
+const sampleInfo: VideoInfo = {
+  url: SOURCE,
+  title: 't',
+  description: null,
+  duration: 4,
+  thumbnail: null,
+  upload_date: null,
+  view_count: null,
+  like_count: null,
+  channel: null,
+  channel_url: null,
+  tags: [],
+  categories: [],
+  subtitles: [],
+  formats: [],
+};
+
+for (const dialect of ['sqlite', 'postgresql'] as const) {
+  describe(`API on ${dialect}`, function () {
+    let h: ApiHarness;
+    before(async () => {
+      h = await startApiHarness(dialect);
+    });
+    after(async () => {
+      await h?.close();
+    });
+
+    describe('authentication', () => {
+      it('401 with WWW-Authenticate when the key is missing, malformed or unknown', async () => {
+        for (const headers of [{} as Record<string, string>, { authorization: 'Basic abc' }, { authorization: 'Bearer nope' }, { authorization: `Bearer vc_${'x'.repeat(43)}` }]) {
+          const res = await h.request('GET', '/v1/jobs', { headers });
+          assert.equal(res.status, 401, JSON.stringify(headers));
+          assert.equal(res.headers.get('www-authenticate'), 'Bearer');
+          assert.match(res.body.detail, /API key/);
+        }
+      });
+
+      it('403 for a deactivated key, 200 again once reactivated, 401 once deleted', async () => {
+        const a = await h.newAccount();
+        await setKeyActive(h.orm.em.fork(), a.keyId, false);
+        const res = await h.request('GET', '/v1/jobs', { key: a.key });
+        assert.equal(res.status, 403);
+        assert.match(res.body.detail, /deactivated/);
+        await setKeyActive(h.orm.em.fork(), a.keyId, true);
+        assert.equal((await h.request('GET', '/v1/jobs', { key: a.key })).status, 200);
+        await deleteKey(h.orm.em.fork(), a.keyId);
+        assert.equal((await h.request('GET', '/v1/jobs', { key: a.key })).status, 401);
+      });
+
+      it('stores only a hash and the 8-character prefix, and records usage', async () => {
+        const a = await h.newAccount();
+        await h.request('GET', '/v1/jobs', { key: a.key });
+        await h.request('GET', '/v1/jobs', { key: a.key });
+        const conn = h.orm.em.getConnection();
+        const [row] = (await conn.execute('select prefix, hash, last_used_at from api_keys where id = ?', [a.keyId])) as { prefix: string; hash: string; last_used_at: unknown }[];
+        assert.equal(row!.prefix, a.key.slice(0, 8));
+        assert.equal(row!.hash, crypto.createHash('sha256').update(a.key).digest('hex'));
+        assert.ok(row!.last_used_at);
+        const [usage] = (await conn.execute('select request_count from api_key_usage where key_id = ?', [a.keyId])) as { request_count: number }[];
+        assert.equal(Number(usage!.request_count), 2);
+        const all = JSON.stringify(await conn.execute('select * from api_keys'));
+        assert.ok(!all.includes(a.key), 'the full key must never be stored');
+      });
+    });
+
+    describe('errors', () => {
+      it('404 with detail for unknown routes', async () => {
+        const a = await h.newAccount();
+        const res = await h.request('GET', '/v1/nope', { key: a.key });
+        assert.equal(res.status, 404);
+        assert.equal(typeof res.body.detail, 'string');
+      });
+
+      it('400 for invalid JSON and for a body that is not an object', async () => {
+        const a = await h.newAccount();
+        const bad = await h.request('POST', '/v1/download', { key: a.key, rawBody: '{"url":', headers: { 'content-type': 'application/json' } });
+        assert.equal(bad.status, 400);
+        assert.match(bad.body.detail, /JSON/);
+        const arr = await h.request('POST', '/v1/download', { key: a.key, body: [1, 2] });
+        assert.equal(arr.status, 400);
+        assert.match(arr.body.detail, /JSON object/);
+      });
+
+      it('422 with field errors for invalid parameters', async () => {
+        const a = await h.newAccount();
+        const cases: [unknown, string][] = [
+          [{}, 'url'],
+          [{ url: SOURCE, quality: '4k' }, 'quality'],
+          [{ url: SOURCE, format: 'avi' }, 'format'],
+          [{ url: 'ftp://example.com/v.mp4' }, 'url'],
+          [{ url: 'not a url' }, 'url'],
+          [{ url: SOURCE, quality: 'audio', format: 'mp4' }, 'format'],
+          [{ url: SOURCE, clip_start: 'soon' }, 'clip_start'],
+          [{ url: SOURCE, webhook_url: 'gopher://x' }, 'webhook_url'],
+        ];
+        for (const [body, field] of cases) {
+          const res = await h.request('POST', '/v1/download', { key: a.key, body });
+          assert.equal(res.status, 422, JSON.stringify(body));
+          assert.equal(typeof res.body.detail, 'string');
+          assert.ok(
+            res.body.errors.some((e: { field: string }) => e.field === field),
+            `${JSON.stringify(body)} → ${JSON.stringify(res.body)}`,
+          );
+        }
+        assert.equal(await h.balance(a.accountId), 1000, 'rejected requests cost nothing');
+      });
+
+      it('422 for clip and processing options until they are implemented, never silently ignored', async () => {
+        const a = await h.newAccount();
+        for (const extra of [{ clip_start: '00:01' }, { clip_end: '5' }, { processing: ['normalize'] }]) {
+          const res = await h.request('POST', '/v1/download', { key: a.key, body: { url: SOURCE, ...extra } });
+          assert.equal(res.status, 422);
+          assert.match(res.body.detail, /not available yet/);
+        }
+      });
+
+      it('422 for GET /v1/jobs with a limit out of 1..100 or a bad cursor', async () => {
+        const a = await h.newAccount();
+        for (const q of ['limit=0', 'limit=101', 'limit=abc', 'status=done', 'job_type=x', 'cursor=zzz']) {
+          const res = await h.request('GET', `/v1/jobs?${q}`, { key: a.key });
+          assert.equal(res.status, 422, q);
+        }
+      });
+    });
+
+    describe('private addresses', () => {
+      it('refuses sources and webhook targets on private networks unless allowed', async () => {
+        const a = await h.newAccount();
+        const saved = h.config.allowPrivateNetwork;
+        h.config.allowPrivateNetwork = false;
+        try {
+          for (const url of ['http://127.0.0.1/v.mp4', 'http://10.1.2.3/v.mp4', 'http://[::1]/v.mp4', 'http://169.254.169.254/latest', 'http://100.64.0.1/x', 'http://localhost/v.mp4']) {
+            const res = await h.request('POST', '/v1/download', { key: a.key, body: { url } });
+            assert.equal(res.status, 422, url);
+            assert.match(res.body.detail, /private or reserved/);
+          }
+          const wh = await h.request('POST', '/v1/download', { key: a.key, body: { url: 'http://93.184.215.14/v.mp4', webhook_url: 'http://192.168.1.5/hook' } });
+          assert.equal(wh.status, 422);
+          assert.match(wh.body.detail, /webhook_url/);
+        } finally {
+          h.config.allowPrivateNetwork = saved;
+        }
+      });
+    });
+
+    describe('jobs and credits', () => {
+      it('202 with Location, a pending job, the charge, and the workflow started', async () => {
+        const a = await h.newAccount();
+        const res = await h.request('POST', '/v1/download', { key: a.key, body: { url: SOURCE, quality: '720p', format: 'mp4', webhook_url: 'http://127.0.0.1:9/hook' } });
+        assert.equal(res.status, 202);
+        assert.deepEqual(Object.keys(res.body).sort(), ['created_at', 'credits_charged', 'job_id', 'job_type', 'status']);
+        assert.equal(res.body.status, 'pending');
+        assert.equal(res.body.credits_charged, 1);
+        assert.equal(res.body.job_type, 'download');
+        assert.equal(res.headers.get('location'), `/v1/jobs/${res.body.job_id}`);
+        assert.equal(await h.balance(a.accountId), 999);
+        const started = h.orchestrator.started.find((s) => s.jobId === res.body.job_id);
+        assert.ok(started);
+        assert.equal(started.params.quality, '720p');
+
+        const job = await h.request('GET', `/v1/jobs/${res.body.job_id}`, { key: a.key });
+        assert.equal(job.status, 200);
+        assert.equal(job.body.status, 'pending');
+        assert.equal(job.body.download_url, null);
+        assert.deepEqual(job.body.parameters, { url: SOURCE, quality: '720p', format: 'mp4', clip_start: null, clip_end: null, processing: null, webhook_url: 'http://127.0.0.1:9/hook' });
+        const row = await h.orm.em.fork().findOneOrFail(Job, res.body.job_id);
+        assert.equal(row.webhookUrl, 'http://127.0.0.1:9/hook');
+      });
+
+      it('402 naming the cost and balance when credits are short', async () => {
+        const a = await h.newAccount('starter', 0);
+        const res = await h.request('POST', '/v1/download', { key: a.key, body: { url: SOURCE } });
+        assert.equal(res.status, 402);
+        assert.match(res.body.detail, /costs 1 credit but the balance is 0/);
+      });
+
+      it('never lets concurrent requests drive the balance below zero', async () => {
+        const a = await h.newAccount('business', 3);
+        const results = await Promise.all(Array.from({ length: 12 }, () => h.request('POST', '/v1/download', { key: a.key, body: { url: SOURCE } })));
+        const statuses = results.map((r) => r.status).sort();
+        assert.equal(statuses.filter((s) => s === 202).length, 3, statuses.join(','));
+        assert.equal(statuses.filter((s) => s === 402).length, 9, statuses.join(','));
+        assert.equal(await h.balance(a.accountId), 0);
+      });
+
+      it('refunds a failed job exactly once', async () => {
+        const a = await h.newAccount();
+        const res = await h.request('POST', '/v1/download', { key: a.key, body: { url: SOURCE } });
+        assert.equal(await h.balance(a.accountId), 999);
+        const results = await Promise.all([1, 2, 3].map(() => refundJob(h.orm.em.fork(), a.accountId, res.body.job_id, 1)));
+        assert.deepEqual(results.filter(Boolean).length, 1);
+        assert.equal(await h.balance(a.accountId), 1000);
+      });
+
+      it('503 and a refund when the job engine cannot start the workflow', async () => {
+        const a = await h.newAccount();
+        h.orchestrator.failStart = new Error('connection refused');
+        try {
+          const res = await h.request('POST', '/v1/download', { key: a.key, body: { url: SOURCE } });
+          assert.equal(res.status, 503);
+          assert.match(res.body.detail, /refunded/);
+        } finally {
+          h.orchestrator.failStart = null;
+        }
+        assert.equal(await h.balance(a.accountId), 1000);
+        const list = await h.request('GET', '/v1/jobs', { key: a.key });
+        assert.equal(list.body.items[0].status, 'failed');
+        assert.ok(list.body.items[0].error_message);
+      });
+
+      it("never shows another account's job", async () => {
+        const a = await h.newAccount();
+        const b = await h.newAccount();
+        const res = await h.request('POST', '/v1/download', { key: a.key, body: { url: SOURCE } });
+        const other = await h.request('GET', `/v1/jobs/${res.body.job_id}`, { key: b.key });
+        assert.equal(other.status, 404);
+        assert.match(other.body.detail, /No job/);
+        assert.equal((await h.request('GET', '/v1/jobs', { key: b.key })).body.items.length, 0);
+        assert.equal((await h.request('GET', `/v1/jobs/${crypto.randomUUID()}`, { key: a.key })).status, 404);
+        assert.equal((await h.request('GET', '/v1/jobs/not-a-uuid', { key: a.key })).status, 404);
+      });
+    });
+
+    describe('job listing', () => {
+      async function insertJobs(accountId: string, times: number[], extra: Partial<Job> = {}): Promise<string[]> {
+        const em = h.orm.em.fork();
+        const ids: string[] = [];
+        for (const t of times) {
+          const id = crypto.randomUUID();
+          ids.push(id);
+          em.create(Job, { id, accountId, jobType: 'download', status: 'completed', sourceUrl: SOURCE, parameters: {}, creditsCharged: 1, resultData: null, createdAt: new Date(t), ...extra });
+        }
+        await em.flush();
+        return ids;
+      }
+
+      it('pages newest first by (created_at, job_id) and stays consistent while jobs are added and deleted', async () => {
+        const a = await h.newAccount();
+        const base = Date.UTC(2026, 0, 1);
+        // 25 jobs, with several sharing a timestamp so the id tie-break matters
+        const times = Array.from({ length: 25 }, (_, i) => base + Math.floor(i / 3) * 1000);
+        const ids = await insertJobs(a.accountId, times);
+        const expected = ids
+          .map((id, i) => ({ id, t: times[i]! }))
+          .sort((x, y) => y.t - x.t || (x.id < y.id ? 1 : -1))
+          .map((x) => x.id);
+
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        let page = 0;
+        let deleted: string | null = null;
+        for (;;) {
+          const qs: string = `limit=10${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+          const res = await h.request('GET', `/v1/jobs?${qs}`, { key: a.key });
+          assert.equal(res.status, 200);
+          seen.push(...res.body.items.map((j: { job_id: string }) => j.job_id));
+          if (!res.body.has_more) {
+            assert.equal(res.body.next_cursor, null);
+            break;
+          }
+          cursor = res.body.next_cursor;
+          if (page++ === 0) {
+            // between pages: a new job arrives and one not yet seen is deleted
+            await insertJobs(a.accountId, [Date.now()]);
+            deleted = expected[15]!;
+            await h.orm.em.fork().nativeDelete(Job, { id: deleted });
+          }
+        }
+        assert.deepEqual(seen, expected.filter((id) => id !== deleted));
+      });
+
+      it('filters by status and job_type and bounds limit', async () => {
+        const a = await h.newAccount();
+        await insertJobs(a.accountId, [1, 2, 3]);
+        await insertJobs(a.accountId, [4, 5], { status: 'failed' });
+        const failed = await h.request('GET', '/v1/jobs?status=failed', { key: a.key });
+        assert.equal(failed.body.items.length, 2);
+        assert.ok(failed.body.items.every((j: { status: string }) => j.status === 'failed'));
+        assert.equal((await h.request('GET', '/v1/jobs?job_type=preview', { key: a.key })).body.items.length, 0);
+        const one = await h.request('GET', '/v1/jobs?limit=1', { key: a.key });
+        assert.equal(one.body.items.length, 1);
+        assert.equal(one.body.has_more, true);
+        const hundred = await h.request('GET', '/v1/jobs?limit=100', { key: a.key });
+        assert.equal(hundred.body.items.length, 5);
+        for (const field of ['job_id', 'job_type', 'status', 'source_url', 'credits_charged', 'created_at']) assert.ok(field in hundred.body.items[0], field);
+      });
+    });
+
+    describe('rate limits', () => {
+      it('sends the headers on every response and 429 with Retry-After past the plan limit', async () => {
+        const a = await h.newAccount('free');
+        await freshRateWindow();
+        let last;
+        for (let i = 1; i <= 10; i++) {
+          last = await h.request('GET', '/v1/jobs', { key: a.key });
+          assert.equal(last.status, 200);
+          assert.equal(last.headers.get('x-ratelimit-limit'), '10');
+          assert.equal(last.headers.get('x-ratelimit-remaining'), String(10 - i));
+          assert.ok(Number(last.headers.get('x-ratelimit-reset')) > Date.now() / 1000);
+        }
+        const over = await h.request('GET', '/v1/jobs', { key: a.key });
+        assert.equal(over.status, 429);
+        assert.ok(Number(over.headers.get('retry-after')) >= 1 && Number(over.headers.get('retry-after')) <= 60);
+        assert.equal(over.headers.get('x-ratelimit-remaining'), '0');
+        assert.match(over.body.detail, /10 requests per minute/);
+        // another key of a bigger plan is counted separately
+        const b = await h.newAccount('pro');
+        const ok = await h.request('GET', '/v1/jobs', { key: b.key });
+        assert.equal(ok.status, 200);
+        assert.equal(ok.headers.get('x-ratelimit-limit'), '200');
+      });
+
+      it('counts unauthenticated requests per IP at the Free rate, errors included', async () => {
+        const ip = `198.51.100.${Math.floor(Math.random() * 250)}`;
+        await freshRateWindow();
+        for (let i = 1; i <= 10; i++) {
+          const res = await h.request('GET', '/v1/jobs', { headers: { 'x-forwarded-for': ip } });
+          assert.equal(res.status, 401);
+          assert.equal(res.headers.get('x-ratelimit-limit'), '10');
+          assert.equal(res.headers.get('x-ratelimit-remaining'), String(10 - i));
+        }
+        const over = await h.request('GET', '/v1/openapi.json', { headers: { 'x-forwarded-for': ip } });
+        assert.equal(over.status, 429);
+        assert.ok(Number(over.headers.get('retry-after')) >= 1);
+        assert.equal((await h.request('GET', '/v1/openapi.json')).status, 200, 'another IP has its own window');
+      });
+    });
+
+    describe('info', () => {
+      it('answers the video info and charges 1 credit only on 200', async () => {
+        const a = await h.newAccount();
+        h.orchestrator.info = async (url) => ({ ...sampleInfo, url });
+        const ok = await h.request('GET', `/v1/info?url=${encodeURIComponent(SOURCE)}`, { key: a.key });
+        assert.equal(ok.status, 200);
+        assert.equal(ok.body.url, SOURCE);
+        assert.equal(await h.balance(a.accountId), 999);
+
+        h.orchestrator.info = async () => {
+          throw new InfoError('unsupported', 'No platform handler supports http://x');
+        };
+        const nf = await h.request('GET', `/v1/info?url=${encodeURIComponent(SOURCE)}`, { key: a.key });
+        assert.equal(nf.status, 404);
+        assert.match(nf.body.detail, /No platform handler/);
+        assert.equal(await h.balance(a.accountId), 999);
+
+        const missing = await h.request('GET', '/v1/info', { key: a.key });
+        assert.equal(missing.status, 422);
+        const broke = await h.newAccount('starter', 0);
+        assert.equal((await h.request('GET', `/v1/info?url=${encodeURIComponent(SOURCE)}`, { key: broke.key })).status, 402);
+      });
+    });
+
+    describe('result files', () => {
+      async function completedJob(accountId: string, expiresAt: Date): Promise<{ id: string; bytes: Buffer }> {
+        const id = crypto.randomUUID();
+        const rel = h.storage.outputRelative(id, 'output.mp4');
+        const bytes = crypto.randomBytes(2048);
+        fs.mkdirSync(path.dirname(h.storage.filePath(rel)), { recursive: true });
+        fs.writeFileSync(h.storage.filePath(rel), bytes);
+        const em = h.orm.em.fork();
+        em.create(Job, { id, accountId, jobType: 'download', status: 'completed', sourceUrl: SOURCE, parameters: {}, creditsCharged: 1, resultData: { title: 'Clip "one"' }, outputFile: rel, completedAt: new Date(), expiresAt, createdAt: new Date() });
+        await em.flush();
+        return { id, bytes };
+      }
+
+      it('serves the file at the signed download_url without a key; 410 after expiry; 404 when tampered', async () => {
+        const a = await h.newAccount();
+        const { id, bytes } = await completedJob(a.accountId, new Date(Date.now() + 3_600_000));
+        const job = await h.request('GET', `/v1/jobs/${id}`, { key: a.key });
+        assert.match(job.body.download_url, new RegExp(`^${h.baseUrl}/v1/files/`));
+        assert.equal(job.body.expires_at, new Date(job.body.expires_at).toISOString());
+        const file = await fetch(job.body.download_url, { headers: { 'x-forwarded-for': '192.0.2.1' } });
+        assert.equal(file.status, 200);
+        assert.equal(file.headers.get('content-type'), 'video/mp4');
+        assert.deepEqual(Buffer.from(await file.arrayBuffer()), bytes);
+
+        const token = job.body.download_url.split('/').pop() as string;
+        const tampered = token.slice(0, -2) + (token.endsWith('AA') ? 'BB' : 'AA');
+        assert.equal((await h.request('GET', `/v1/files/${tampered}`)).status, 404);
+
+        const expired = h.links.url(id, new Date(Date.now() - 1000));
+        const gone = await fetch(expired, { headers: { 'x-forwarded-for': '192.0.2.2' } });
+        assert.equal(gone.status, 410);
+        assert.match(((await gone.json()) as { detail: string }).detail, /expired/);
+      });
+    });
+
+    it('serves the OpenAPI document generated from the schemas', async () => {
+      const res = await h.request('GET', '/v1/openapi.json');
+      assert.equal(res.status, 200);
+      assert.equal(res.body.openapi, '3.0.3');
+      for (const p of ['/v1/download', '/v1/jobs', '/v1/jobs/{job_id}', '/v1/info', '/v1/files/{token}']) assert.ok(res.body.paths[p], p);
+      assert.ok(res.body.components.schemas.Job);
+      assert.deepEqual(res.body.components.schemas.DownloadRequest.properties.quality.enum, ['best', '1080p', '720p', '480p', 'audio']);
+    });
+  });
+}

@@ -1,0 +1,132 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { MikroORM } from '@mikro-orm/core';
+import { createApp } from '../../api/app';
+import type { PlanName } from '../../db/account.entity';
+import { createAccount, createApiKey } from '../../db/accounts';
+import { adjustCredits, getBalance } from '../../db/credits';
+import { openOrm, type Dialect } from '../../db/orm';
+import { loadConfig, type Config } from '../../lib/config';
+import { FileLinks } from '../../lib/file-links';
+import type { MediaJobInput, VideoInfo } from '../../lib/job.types';
+import type { Orchestrator } from '../../lib/orchestrator';
+import { Storage } from '../../lib/storage';
+import { startPostgres, type TestPostgres } from './postgres';
+
+/** Orchestrator stand-in for API tests: records starts, answers info from a settable function. */
+export class StubOrchestrator implements Orchestrator {
+  started: MediaJobInput[] = [];
+  failStart: Error | null = null;
+  info: (url: string) => Promise<VideoInfo> = async () => {
+    throw new Error('no info stub set');
+  };
+  async startJob(input: MediaJobInput): Promise<void> {
+    if (this.failStart) throw this.failStart;
+    this.started.push(input);
+  }
+  fetchInfo(url: string): Promise<VideoInfo> {
+    return this.info(url);
+  }
+  async jobProgress(): Promise<number | null> {
+    return null;
+  }
+}
+
+export interface Response {
+  status: number;
+  headers: Headers;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  text: string;
+}
+
+export interface ApiHarness {
+  dialect: Dialect;
+  orm: MikroORM;
+  config: Config;
+  orchestrator: StubOrchestrator;
+  links: FileLinks;
+  storage: Storage;
+  baseUrl: string;
+  request(method: string, path: string, opts?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<Response>;
+  newAccount(plan?: PlanName, credits?: number): Promise<{ accountId: string; key: string; keyId: string }>;
+  balance(accountId: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+let pg: TestPostgres | null = null;
+let pgUsers = 0;
+let dbCounter = 0;
+let ipCounter = 0;
+
+/** A real Koa app on a real database (fresh per harness), listening on an ephemeral port. */
+export async function startApiHarness(dialect: Dialect): Promise<ApiHarness> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-api-'));
+  let databaseUrl: string | undefined;
+  if (dialect === 'postgresql') {
+    pg ??= await startPostgres();
+    pgUsers++;
+    databaseUrl = await pg.createDatabase(`api_${process.pid}_${++dbCounter}`);
+  }
+  const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, ALLOW_PRIVATE_NETWORK: '1', PORT: '0', TRUST_PROXY: '1' });
+  const orm = await openOrm(config, { migrate: true });
+  const orchestrator = new StubOrchestrator();
+  const storage = new Storage(config);
+  const server = http.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const links = new FileLinks('test-secret', baseUrl);
+  config.publicBaseUrl = baseUrl;
+  const app = createApp({ orm, config, orchestrator, links, storage }, { log: () => undefined });
+  server.on('request', app.callback());
+
+  return {
+    dialect,
+    orm,
+    config,
+    orchestrator,
+    links,
+    storage,
+    baseUrl,
+    async request(method, p, opts = {}) {
+      // each request gets its own client IP (TRUST_PROXY is on) unless the test names one,
+      // so unauthenticated calls in different tests do not share one per-IP window
+      const headers: Record<string, string> = { 'x-forwarded-for': `203.0.113.${++ipCounter % 250}`, ...(opts.headers ?? {}) };
+      if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+      let body: string | undefined = opts.rawBody;
+      if (opts.body !== undefined) {
+        body = JSON.stringify(opts.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const res = await fetch(baseUrl + p, { method, headers, body, redirect: 'manual' });
+      const text = await res.text();
+      let parsed: unknown = null;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        parsed = null;
+      }
+      return { status: res.status, headers: res.headers, body: parsed, text };
+    },
+    async newAccount(plan = 'starter', credits) {
+      const em = orm.em.fork();
+      const account = await createAccount(em, `acct-${Math.random().toString(36).slice(2, 8)}`, plan);
+      if (credits !== undefined) await adjustCredits(em, account.id, credits - (await getBalance(em, account.id)), 'test setup');
+      const { key, record } = await createApiKey(em, account.id, 'test');
+      return { accountId: account.id, key, keyId: record.id };
+    },
+    balance: (accountId) => getBalance(orm.em.fork(), accountId),
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await orm.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (dialect === 'postgresql' && --pgUsers === 0 && pg) {
+        await pg.stop();
+        pg = null;
+      }
+    },
+  };
+}
