@@ -285,7 +285,7 @@ function html5Page(): string {
 <body>
 <h1>HTML5 Fixture Video</h1>
 <video controls width="854" height="480">
-<source src="/media/v480.mp4" type="video/mp4">
+<source src="/media/v480.mp4" type="video/mp4" label="480p" res="480">
 </video>
 </body>
 </html>

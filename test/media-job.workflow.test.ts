@@ -1,0 +1,179 @@
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import type { ControlActivities } from '../activities/control.activities';
+import type { FetchActivities } from '../activities/fetch.activities';
+import type { ProcessActivities } from '../activities/process.activities';
+import { FAILURE_TYPES, TASK_QUEUES, type JobEnd, type MediaJobInput } from '../lib/job.types';
+import { workflowBundle } from '../workers/workers';
+import { driveToCompletion, timeSkippingEnv } from './helpers/temporal';
+
+type Calls = { name: string; args: unknown[] }[];
+
+/** Activity mocks at the workflow boundary, recording every call. */
+function mocks(overrides: { fetch?: Partial<FetchActivities>; process?: Partial<ProcessActivities>; control?: Partial<ControlActivities> } = {}) {
+  const calls: Calls = [];
+  const rec = <T extends Record<string, (...a: never[]) => unknown>>(impls: T): T =>
+    Object.fromEntries(
+      Object.entries(impls).map(([name, fn]) => [
+        name,
+        async (...args: unknown[]) => {
+          calls.push({ name, args });
+          return (fn as (...a: unknown[]) => unknown)(...args);
+        },
+      ]),
+    ) as unknown as T;
+  const control = rec<ControlActivities>({
+    markProcessing: async () => undefined,
+    completeJob: async (i) => ({ jobId: i.jobId, status: 'completed' }),
+    failJob: async (i) => ({ jobId: i.jobId, status: 'failed' }),
+    ...overrides.control,
+  });
+  const fetch = rec<FetchActivities>({
+    readInfo: async () => {
+      throw new Error('unused');
+    },
+    probeSource: async () => ({ title: 'Fixture', duration: 4 }),
+    downloadSource: async () => 'download/source.mp4',
+    ...overrides.fetch,
+  });
+  const process = rec<ProcessActivities>({
+    finalizeDownload: async (i) => ({ outputFile: `${i.jobId}/output.mp4`, resultData: { title: i.title, duration: 4, format: 'mp4', filesize: 1000 } }),
+    ...overrides.process,
+  });
+  return { calls, control, fetch, process };
+}
+
+describe('mediaJobWorkflow (time-skipping)', function () {
+  let env: TestWorkflowEnvironment;
+  let workers: Worker[] = [];
+  let running: Promise<unknown>;
+  // Workers live for the whole suite; their activities call the current test's mocks.
+  let current = mocks();
+  const delegate = (kind: 'control' | 'fetch' | 'process') =>
+    Object.fromEntries(
+      Object.keys(current[kind]).map((name) => [name, (...args: unknown[]) => (current[kind] as unknown as Record<string, (...a: unknown[]) => unknown>)[name]!(...args)]),
+    );
+
+  function newInput(): MediaJobInput {
+    return {
+      jobId: crypto.randomUUID(),
+      jobType: 'download',
+      sourceUrl: 'http://fixture/v.mp4',
+      params: { url: 'http://fixture/v.mp4', quality: '720p', format: 'mp4', clip_start: null, clip_end: null, processing: null, webhook_url: null },
+    };
+  }
+
+  before(async function () {
+    env = await timeSkippingEnv();
+    const common = { connection: env.nativeConnection };
+    workers = await Promise.all([
+      Worker.create({ ...common, taskQueue: TASK_QUEUES.control, workflowBundle: await workflowBundle(), activities: delegate('control') }),
+      Worker.create({ ...common, taskQueue: TASK_QUEUES.fetch, activities: delegate('fetch') }),
+      Worker.create({ ...common, taskQueue: TASK_QUEUES.process, activities: delegate('process') }),
+    ]);
+    running = Promise.all(workers.map((w) => w.run()));
+    // Warm-up run watched in real time (describe() does not let time skip), so every queue is
+    // known to be polling before a test awaits a result and the server starts skipping time.
+    const input = newInput();
+    const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: TASK_QUEUES.control, workflowId: `job-${input.jobId}`, args: [input] });
+    for (let i = 0; i < 600; i++) {
+      if ((await handle.describe()).status.name !== 'RUNNING') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal((await handle.describe()).status.name, 'COMPLETED');
+  });
+  after(async () => {
+    for (const w of workers) w.shutdown();
+    await running;
+    await env?.teardown();
+  });
+
+  async function run(m: ReturnType<typeof mocks>): Promise<{ result: JobEnd; input: MediaJobInput }> {
+    current = m;
+    const input = newInput();
+    const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: TASK_QUEUES.control, workflowId: `job-${input.jobId}`, args: [input] });
+    return { result: await driveToCompletion(env, handle), input };
+  }
+
+  it('marks processing, downloads, finalizes and completes', async () => {
+    const m = mocks();
+    const { result, input } = await run(m);
+    assert.deepEqual(result, { jobId: input.jobId, status: 'completed' });
+    assert.deepEqual(
+      m.calls.map((c) => c.name),
+      ['markProcessing', 'probeSource', 'downloadSource', 'finalizeDownload', 'completeJob'],
+    );
+    const complete = m.calls.find((c) => c.name === 'completeJob')!.args[0] as { output: { resultData: { title: string } } };
+    assert.equal(complete.output.resultData.title, 'Fixture');
+    const dl = m.calls.find((c) => c.name === 'downloadSource')!.args[0] as { quality: string; format: string };
+    assert.equal(dl.quality, '720p');
+    assert.equal(dl.format, 'mp4');
+  });
+
+  it('fails with the source error and refunds (failJob) when the source is unavailable, without retrying', async () => {
+    const m = mocks({
+      fetch: {
+        downloadSource: async () => {
+          throw ApplicationFailure.nonRetryable('The source is not available: HTTP Error 404: Not Found', FAILURE_TYPES.unavailable);
+        },
+      },
+    });
+    const { result } = await run(m);
+    assert.equal(result.status, 'failed');
+    assert.equal(m.calls.filter((c) => c.name === 'downloadSource').length, 1);
+    const fails = m.calls.filter((c) => c.name === 'failJob');
+    assert.equal(fails.length, 1);
+    assert.equal((fails[0]!.args[0] as { errorMessage: string }).errorMessage, 'The source is not available: HTTP Error 404: Not Found');
+    assert.equal(m.calls.filter((c) => c.name === 'completeJob').length, 0);
+  });
+
+  it('retries a transient download failure and then completes', async () => {
+    let attempts = 0;
+    const m = mocks({
+      fetch: {
+        downloadSource: async () => {
+          if (++attempts < 3) throw ApplicationFailure.retryable('connection reset', 'YtDlpFailed');
+          return 'download/source.mp4';
+        },
+      },
+    });
+    const { result } = await run(m);
+    assert.equal(result.status, 'completed');
+    assert.equal(attempts, 3);
+    assert.equal(m.calls.filter((c) => c.name === 'failJob').length, 0);
+  });
+
+  it('gives up after the retry budget and fails with a readable message', async () => {
+    const m = mocks({
+      process: {
+        finalizeDownload: async () => {
+          throw ApplicationFailure.retryable('ffmpeg failed: Conversion failed!', 'Error');
+        },
+      },
+    });
+    const { result } = await run(m);
+    assert.equal(result.status, 'failed');
+    assert.equal(m.calls.filter((c) => c.name === 'finalizeDownload').length, 3);
+    const msg = (m.calls.find((c) => c.name === 'failJob')!.args[0] as { errorMessage: string }).errorMessage;
+    assert.equal(msg, 'Processing failed: ffmpeg failed: Conversion failed!');
+  });
+
+  it('retries a failing database step instead of losing the job', async () => {
+    let n = 0;
+    const m = mocks({
+      control: {
+        completeJob: async (i) => {
+          if (++n < 4) throw new Error('database is locked');
+          return { jobId: i.jobId, status: 'completed' };
+        },
+      },
+    });
+    const { result } = await run(m);
+    assert.equal(result.status, 'completed');
+    assert.equal(n, 4);
+    assert.equal(m.calls.filter((c) => c.name === 'failJob').length, 0);
+  });
+});
