@@ -38,7 +38,7 @@ export class StubOrchestrator implements Orchestrator {
 export interface Response {
   status: number;
   headers: Headers;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  body: any;
   text: string;
 }
 

@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createControlActivities } from '../activities/control.activities';
+import { Job } from '../db/job.entity';
+import { chargeCredits } from '../db/credits';
+import { startApiHarness, type ApiHarness } from './helpers/api-harness';
+import { runActivity } from './helpers/activity-env';
+
+for (const dialect of ['sqlite', 'postgresql'] as const) {
+  describe(`control activities on ${dialect}`, () => {
+    let h: ApiHarness;
+    before(async () => {
+      h = await startApiHarness(dialect);
+    });
+    after(async () => {
+      await h?.close();
+    });
+
+    async function newJob(cost = 2): Promise<{ accountId: string; jobId: string }> {
+      const a = await h.newAccount();
+      const jobId = crypto.randomUUID();
+      await chargeCredits(h.orm.em.fork(), a.accountId, cost, 'test job', async (tx) => {
+        tx.create(Job, { id: jobId, accountId: a.accountId, jobType: 'download', status: 'pending', sourceUrl: 'http://x/', parameters: {}, creditsCharged: cost, resultData: null, createdAt: new Date() });
+        return { jobId, value: null };
+      });
+      return { accountId: a.accountId, jobId };
+    }
+
+    const acts = () => createControlActivities({ orm: h.orm, storage: h.storage, config: { downloadUrlTtlMinutes: 60 } });
+
+    it('failJob marks the job failed and refunds exactly once, however often it is retried', async () => {
+      const { accountId, jobId } = await newJob();
+      assert.equal(await h.balance(accountId), 998);
+      await runActivity(acts().markProcessing, jobId);
+      const ends = await Promise.all([1, 2, 3].map(() => runActivity(acts().failJob, { jobId, errorMessage: 'The source is not available' })));
+      assert.ok(ends.every((e) => e.status === 'failed'));
+      assert.equal(await h.balance(accountId), 1000);
+      const job = await h.orm.em.fork().findOneOrFail(Job, jobId);
+      assert.equal(job.status, 'failed');
+      assert.equal(job.errorMessage, 'The source is not available');
+      assert.ok(job.completedAt);
+      const refunds = (await h.orm.em.getConnection().execute("select count(*) as n from credit_entries where job_id = ? and kind = 'refund'", [jobId])) as { n: number | string }[];
+      assert.equal(Number(refunds[0]!.n), 1);
+    });
+
+    it('completeJob stores the result with an expiry, removes scratch files, and is idempotent', async () => {
+      const { accountId, jobId } = await newJob(1);
+      await runActivity(acts().markProcessing, jobId);
+      const work = h.storage.workDirOf(jobId);
+      fs.mkdirSync(path.join(work, 'download'), { recursive: true });
+      fs.writeFileSync(path.join(work, 'download', 'source.mp4'), 'x');
+      const output = { outputFile: `${jobId}/output.mp4`, resultData: { title: 't', duration: 1, format: 'mp4', filesize: 1 } };
+      await runActivity(acts().completeJob, { jobId, output });
+      await runActivity(acts().completeJob, { jobId, output });
+      assert.equal(fs.existsSync(work), false);
+      const job = await h.orm.em.fork().findOneOrFail(Job, jobId);
+      assert.equal(job.status, 'completed');
+      assert.equal(job.progress, 100);
+      assert.deepEqual(job.resultData, output.resultData);
+      assert.ok(job.expiresAt && Math.abs(job.expiresAt.getTime() - job.completedAt!.getTime() - 3_600_000) < 1000);
+      // a late failJob (e.g. a retried parent) never refunds a completed job
+      await runActivity(acts().failJob, { jobId, errorMessage: 'late' });
+      assert.equal((await h.orm.em.fork().findOneOrFail(Job, jobId)).status, 'completed');
+      assert.equal(await h.balance(accountId), 999);
+    });
+  });
+}

@@ -1,0 +1,18 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+
+/** Runs an activity function in a mock Activity context, collecting heartbeat progress values. */
+export async function runActivity<A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A): Promise<R> {
+  return (await activityEnv().run(fn, ...args)) as R;
+}
+
+/** A mock activity environment that does not log expected failures. */
+export function activityEnv(onProgress?: (progress: number) => void): MockActivityEnvironment {
+  const env = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
+  if (onProgress) {
+    env.on('heartbeat', (d: { progress?: number } | undefined) => {
+      if (typeof d?.progress === 'number') onProgress(d.progress);
+    });
+  }
+  return env;
+}

@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { createFetchActivities, type FetchDeps } from '../activities/fetch.activities';
+import { createProcessActivities } from '../activities/process.activities';
+import { createFfmpegEngine } from '../engines/ffmpeg.engine';
+import { createYtDlpEngine } from '../engines/ytdlp.engine';
+import { loadConfig } from '../lib/config';
+import { FAILURE_TYPES, type DownloadFormat, type Quality } from '../lib/job.types';
+import { Storage } from '../lib/storage';
+import { FIXTURE, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
+import { activityEnv, runActivity } from './helpers/activity-env';
+import { audioStream, ffprobe, videoStream } from './helpers/media';
+
+describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
+  let fx: FixturePlatform;
+  let dataDir: string;
+  let storage: Storage;
+  const config = loadConfig({ ALLOW_PRIVATE_NETWORK: '1' });
+  const ytdlp = createYtDlpEngine({ binary: config.ytdlpPath });
+  const ffmpeg = createFfmpegEngine(config);
+  const limits: FetchDeps['config'] = { allowPrivateNetwork: true, maxSourceDurationSeconds: 4 * 3600, maxSourceBytes: 4 * 1024 ** 3, allowLive: false };
+
+  before(async () => {
+    fx = await startFixturePlatform();
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-act-'));
+    storage = new Storage(loadConfig({ DATA_DIR: dataDir }));
+  });
+  after(async () => {
+    await fx?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const fetchActs = (over: Partial<FetchDeps['config']> = {}) => createFetchActivities({ ytdlp, storage, config: { ...limits, ...over } });
+
+  async function expectFailure(p: Promise<unknown>, type: string, message: RegExp): Promise<void> {
+    await assert.rejects(p, (err: unknown) => {
+      assert.ok(err instanceof ApplicationFailure, String(err));
+      assert.equal(err.type, type);
+      assert.equal(err.nonRetryable, true);
+      assert.match(err.message, message);
+      return true;
+    });
+  }
+
+  describe('readInfo', () => {
+    it('reads page metadata (og:video + JSON-LD) into the Video info object', async () => {
+      const info = await runActivity(fetchActs().readInfo, fx.url('/watch/trailer'));
+      assert.equal(info.url, fx.url('/watch/trailer'));
+      assert.equal(info.title, FIXTURE.page.title);
+      assert.equal(info.description, FIXTURE.page.description);
+      assert.equal(info.duration, FIXTURE.page.duration);
+      assert.equal(info.upload_date, FIXTURE.page.uploadDate);
+      assert.equal(info.thumbnail, fx.url(FIXTURE.page.thumbnailPath));
+      assert.deepEqual([info.tags, info.categories, info.subtitles], [[], [], []]);
+      assert.ok(info.formats.length >= 1);
+      for (const f of info.formats) {
+        assert.equal(typeof f.format_id, 'string');
+        assert.equal(typeof f.ext, 'string');
+        assert.equal(typeof f.audio_only, 'boolean');
+      }
+      for (const k of ['view_count', 'like_count', 'channel', 'channel_url']) assert.ok(k in info, k);
+    });
+
+    it('lists every rendition of an HLS stream with its height and codecs', async () => {
+      const info = await runActivity(fetchActs().readInfo, fx.url('/hls/master.m3u8'));
+      const heights = info.formats.map((f) => f.height).sort((a, b) => (a ?? 0) - (b ?? 0));
+      assert.deepEqual(heights, [480, 720, 1080]);
+      const f720 = info.formats.find((f) => f.height === 720)!;
+      assert.equal(f720.quality, '720p');
+      assert.equal(f720.width, 1280);
+      assert.match(f720.vcodec ?? '', /^avc1/);
+      assert.equal(f720.audio_only, false);
+      assert.equal(info.duration, FIXTURE.durationSeconds);
+    });
+
+    it('fails as unsupported for a page without media, and unavailable for a 404', async () => {
+      await expectFailure(runActivity(fetchActs().readInfo, fx.url('/watch/nomedia')), FAILURE_TYPES.unsupported, /No platform handler supports/);
+      await expectFailure(runActivity(fetchActs().readInfo, fx.url('/missing')), FAILURE_TYPES.unavailable, /404/);
+    });
+
+    it('refuses private addresses unless allowed', async () => {
+      await expectFailure(runActivity(fetchActs({ allowPrivateNetwork: false }).readInfo, fx.url('/watch/trailer')), FAILURE_TYPES.rejected, /private or reserved/);
+    });
+  });
+
+  describe('probeSource limits', () => {
+    it('refuses a source longer than the maximum duration', async () => {
+      await expectFailure(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).probeSource, fx.url('/hls/master.m3u8')), FAILURE_TYPES.rejected, /over the limit of 2 s/);
+    });
+    it('accepts a source within the limits and reports title and duration', async () => {
+      const s = await runActivity(fetchActs().probeSource, fx.url('/watch/trailer'));
+      assert.deepEqual(s, { title: FIXTURE.page.title, duration: 4 });
+    });
+  });
+
+  describe('download and finalize', () => {
+    async function download(url: string, quality: Quality, format: DownloadFormat | null) {
+      const jobId = crypto.randomUUID();
+      const beats: number[] = [];
+      const sourceFile = (await activityEnv((p) => beats.push(p)).run(fetchActs().downloadSource, { jobId, url, quality, format, progressRange: [0, 80] as [number, number] })) as string;
+      const finalize = createProcessActivities({ ffmpeg, storage }).finalizeDownload;
+      const out = (await activityEnv((p) => beats.push(p)).run(finalize, { jobId, sourceFile, quality, format, title: 'T', progressRange: [80, 99] as [number, number] })) as Awaited<ReturnType<typeof finalize>>;
+      const file = storage.filePath(out.outputFile);
+      const probe = await ffprobe(file);
+      assert.equal(out.resultData.filesize, fs.statSync(file).size);
+      assert.equal(out.resultData.title, 'T');
+      assert.ok(Math.abs(Number(out.resultData.duration) - Number(probe.format.duration)) < 0.01);
+      return { out, probe, beats, file };
+    }
+
+    for (const [quality, height] of [['480p', 480], ['720p', 720], ['1080p', 1080], ['best', 1080]] as const) {
+      it(`picks the ${height}p rendition of an HLS stream for quality ${quality} and delivers mp4`, async () => {
+        const { out, probe } = await download(fx.url('/hls/master.m3u8'), quality, 'mp4');
+        assert.equal(videoStream(probe)?.height, height);
+        assert.equal(videoStream(probe)?.codec_name, 'h264');
+        assert.equal(audioStream(probe)?.codec_name, 'aac');
+        assert.match(probe.format.format_name, /mp4/);
+        assert.ok(Math.abs(Number(probe.format.duration) - FIXTURE.durationSeconds) < 0.2);
+        assert.equal(out.resultData.format, 'mp4');
+      });
+    }
+
+    it('re-encodes to webm (VP9/Opus) with progress heartbeats', async () => {
+      const { probe, beats } = await download(fx.url('/media/v480.mp4'), 'best', 'webm');
+      assert.equal(videoStream(probe)?.codec_name, 'vp9');
+      assert.equal(audioStream(probe)?.codec_name, 'opus');
+      assert.match(probe.format.format_name, /webm/);
+      assert.ok(beats.length > 0, 'heartbeats carry progress');
+      assert.ok(beats.every((b, i) => b >= 0 && b <= 99 && (i === 0 || b >= beats[i - 1]! || b >= 80)), beats.join(','));
+    });
+
+    it('remuxes into mkv without re-encoding', async () => {
+      const { probe } = await download(fx.url('/media/v720.mp4'), 'best', 'mkv');
+      assert.match(probe.format.format_name, /matroska/);
+      assert.equal(videoStream(probe)?.codec_name, 'h264');
+      assert.equal(videoStream(probe)?.height, 720);
+    });
+
+    it('keeps a webm source as it is when no format is asked', async () => {
+      const { probe, out } = await download(fx.url('/media/clip.webm'), 'best', null);
+      assert.equal(out.resultData.format, 'webm');
+      assert.equal(videoStream(probe)?.codec_name, 'vp9');
+    });
+
+    it('extracts audio-only mp3 and wav', async () => {
+      const mp3 = await download(fx.url('/hls/master.m3u8'), 'audio', 'mp3');
+      assert.equal(videoStream(mp3.probe), undefined);
+      assert.equal(audioStream(mp3.probe)?.codec_name, 'mp3');
+      const wav = await download(fx.url('/media/v480.mp4'), 'best', 'wav');
+      assert.equal(videoStream(wav.probe), undefined);
+      assert.equal(audioStream(wav.probe)?.codec_name, 'pcm_s16le');
+      assert.ok(Math.abs(Number(wav.probe.format.duration) - FIXTURE.durationSeconds) < 0.1);
+    });
+
+    it('keeps the audio stream as it is for quality audio with no format', async () => {
+      const { probe, out } = await download(fx.url('/media/audio.m4a'), 'audio', null);
+      assert.equal(out.resultData.format, 'm4a');
+      assert.equal(audioStream(probe)?.codec_name, 'aac');
+      assert.equal(videoStream(probe), undefined);
+    });
+
+    it('fails as unavailable when the source disappears', async () => {
+      await expectFailure(
+        runActivity(fetchActs().downloadSource, { jobId: crypto.randomUUID(), url: fx.url('/missing'), quality: 'best', format: null, progressRange: [0, 80] as [number, number] }),
+        FAILURE_TYPES.unavailable,
+        /404/,
+      );
+    });
+  });
+});
