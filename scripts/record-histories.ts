@@ -1,0 +1,73 @@
+// Records real workflow histories for the replay test (test/replay.test.ts): a completed download,
+// a failed download and an info read, run on the real dev server with real yt-dlp, ffmpeg and SQLite.
+// Re-record after an intentional, versioned workflow change: npm run build && node dist/scripts/record-histories.js
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { NativeConnection } from '@temporalio/worker';
+import { Job } from '../db/job.entity';
+import { chargeCredits } from '../db/credits';
+import { createAccount } from '../db/accounts';
+import { openOrm } from '../db/orm';
+import { loadConfig, projectRoot } from '../lib/config';
+import { ALL_QUEUES, TASK_QUEUES, type DownloadParams, type MediaJobInput } from '../lib/job.types';
+import { connectTemporal } from '../lib/temporal-orchestrator';
+import { startDevServer } from '../workers/temporal-dev-server';
+import { createWorkers } from '../workers/workers';
+import { startFixturePlatform } from '../test/helpers/fixture-platform';
+import { freePort } from '../test/helpers/processes';
+import { quietRuntime, TEMPORAL_CLI } from '../test/helpers/temporal';
+
+async function main(): Promise<void> {
+  quietRuntime();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-record-'));
+  const fx = await startFixturePlatform();
+  const dev = await startDevServer({ cliPath: TEMPORAL_CLI, dbFile: path.join(dataDir, 't.sqlite'), port: await freePort(), uiPort: await freePort() });
+  const config = loadConfig({ DATA_DIR: dataDir, ALLOW_PRIVATE_NETWORK: '1' });
+  const orm = await openOrm(config, { migrate: true });
+  const connection = await NativeConnection.connect({ address: dev.address });
+  const workers = await createWorkers(ALL_QUEUES, { config, connection, orm });
+  const running = Promise.all(workers.map((w) => w.run()));
+  const client = await connectTemporal(dev.address, 'default');
+  const account = await createAccount(orm.em.fork(), 'recorder', 'business');
+  const outDir = path.join(projectRoot, 'test/histories');
+  // The CLI writes the canonical proto3 JSON that Worker.runReplayHistories reads.
+  const save = (name: string, workflowId: string) =>
+    fs.writeFileSync(path.join(outDir, `${name}.json`), execFileSync(TEMPORAL_CLI, ['workflow', 'show', '--workflow-id', workflowId, '--address', dev.address, '--output', 'json']));
+
+  async function download(name: string, params: Partial<DownloadParams> & { url: string }): Promise<void> {
+    const jobId = crypto.randomUUID();
+    const full: DownloadParams = { quality: 'best', format: null, clip_start: null, clip_end: null, processing: null, webhook_url: null, ...params };
+    await chargeCredits(orm.em.fork(), account.id, 1, 'download', async (tx) => {
+      tx.create(Job, { id: jobId, accountId: account.id, jobType: 'download', status: 'pending', sourceUrl: full.url, parameters: { ...full }, creditsCharged: 1, resultData: null, createdAt: new Date() });
+      return { jobId, value: null };
+    });
+    const input: MediaJobInput = { jobId, jobType: 'download', sourceUrl: full.url, params: full };
+    const handle = await client.workflow.start('mediaJobWorkflow', { taskQueue: TASK_QUEUES.control, workflowId: `job-${jobId}`, args: [input] });
+    console.log(name, await handle.result());
+    save(name, handle.workflowId);
+  }
+
+  await download('download-completed', { url: fx.url('/hls/master.m3u8'), quality: '720p', format: 'mp4' });
+  await download('download-failed', { url: fx.url('/watch/nomedia') });
+  const info = await client.workflow.start('infoWorkflow', { taskQueue: TASK_QUEUES.control, workflowId: `info-${crypto.randomUUID()}`, args: [fx.url('/watch/trailer')] });
+  await info.result();
+  save('info', info.workflowId);
+
+  for (const w of workers) w.shutdown();
+  await running;
+  await connection.close();
+  await client.connection.close();
+  await orm.close();
+  await dev.stop();
+  await fx.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  console.log(`histories written to ${outDir}`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
