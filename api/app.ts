@@ -9,6 +9,7 @@ import { infoRoutes } from './info.routes';
 import { jobsRoutes } from './jobs.routes';
 import { openApiDocument } from './openapi';
 import { rateLimitMiddleware, requireAuth } from './auth.middleware';
+import { idempotency } from './idempotency.middleware';
 
 /** Builds the Koa app. Order: errors → per-request EntityManager → rate limit → public routes → auth → routes. */
 export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknown) => void } = {}): Koa<ApiState> {
@@ -35,6 +36,8 @@ export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknow
 
   const authed = new Router<ApiState>();
   authed.use(requireAuth());
+  const idem = idempotency();
+  authed.use((ctx, next) => (ctx.method === 'POST' ? idem(ctx, next) : next()));
   for (const r of [jobsRoutes(deps), downloadRoutes(deps), infoRoutes(deps)]) authed.use(r.routes());
   app.use(authed.routes());
 

@@ -10,7 +10,7 @@ import { ApiKeySchema, ApiKeyUsageSchema } from './api-key.entity';
 import { CreditEntrySchema } from './credit-entry.entity';
 import { JobSchema } from './job.entity';
 import { postgresMigrations, sqliteMigrations } from './migrations';
-import { RateLimitCounterSchema, ServerSecretSchema } from './system.entity';
+import { IdempotencyRecordSchema, RateLimitCounterSchema, ServerSecretSchema } from './system.entity';
 
 export const ENTITIES = [
   AccountSchema,
@@ -20,6 +20,7 @@ export const ENTITIES = [
   JobSchema,
   RateLimitCounterSchema,
   ServerSecretSchema,
+  IdempotencyRecordSchema,
 ];
 
 export type Orm = MikroORM;

@@ -31,3 +31,27 @@ export const ServerSecretSchema = new EntitySchema<ServerSecret>({
     value: { type: 'text' },
   },
 });
+
+/** A create call's response, kept 24 h per (account, Idempotency-Key) so a retried request is not run twice. */
+export class IdempotencyRecord {
+  accountId!: string;
+  key!: string;
+  requestHash!: string;
+  /** null while the first request is still running. */
+  status: number | null = null;
+  responseBody: string | null = null;
+  createdAt: Date = new Date();
+}
+
+export const IdempotencyRecordSchema = new EntitySchema<IdempotencyRecord>({
+  class: IdempotencyRecord,
+  tableName: 'idempotency_keys',
+  properties: {
+    accountId: { type: 'string', primary: true, length: 36 },
+    key: { type: 'string', primary: true, length: 255 },
+    requestHash: { type: 'string', length: 64 },
+    status: { type: 'integer', nullable: true },
+    responseBody: { type: 'text', nullable: true },
+    createdAt: { type: 'datetime' },
+  },
+});

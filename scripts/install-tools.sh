@@ -25,8 +25,10 @@ fi
 stamp="node_modules/.lock-sha"
 want="$(sha256sum package-lock.json | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  say "npm ci"
-  npm ci --no-audit --no-fund --loglevel=error
+  # `npm install` with the committed lockfile, not `npm ci`: ci refuses the lockfile because the
+  # registry here lacks @swc/core's optional builds for other platforms; install skips them.
+  say "npm install (from package-lock.json)"
+  npm install --no-audit --no-fund --loglevel=error
   echo "$want" > "$stamp"
 fi
 
