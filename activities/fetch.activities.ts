@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { FfmpegEngine } from '../engines/ffmpeg.engine';
 import type { YtDlpEngine, YtDlpInfo } from '../engines/ytdlp.engine';
 import { YtDlpError } from '../engines/ytdlp.engine';
 import type { Config } from '../lib/config';
@@ -12,6 +13,8 @@ import { keepAlive, progressReporter } from './heartbeat';
 
 export interface FetchDeps {
   ytdlp: YtDlpEngine;
+  /** ffprobe, to measure direct media files that carry no metadata of their own. */
+  ffmpeg: FfmpegEngine;
   storage: Storage;
   config: Pick<Config, 'allowPrivateNetwork' | 'maxSourceDurationSeconds' | 'maxSourceBytes' | 'allowLive'>;
 }
@@ -26,7 +29,7 @@ export interface DownloadSourceInput {
 
 /** yt-dlp activities for the `media-fetch` queue. */
 export function createFetchActivities(deps: FetchDeps) {
-  const { ytdlp, storage, config } = deps;
+  const { ytdlp, ffmpeg, storage, config } = deps;
 
   async function assertSafe(url: string): Promise<void> {
     const check = await checkUrlAddress(url, config.allowPrivateNetwork);
@@ -45,10 +48,31 @@ export function createFetchActivities(deps: FetchDeps) {
     }
   }
 
+  /** For a direct media URL, fills duration, size and stream details from ffprobe (best effort). */
+  async function measureDirect(info: YtDlpInfo): Promise<YtDlpInfo> {
+    const target = info.formats?.length === 1 ? info.formats[0]?.url : info.url;
+    if (!info.direct || !target || (info.duration && info.height)) return info;
+    const p = await ffmpeg.probe(target).catch(() => null);
+    if (!p) return info;
+    const v = p.streams.find((s) => s.codec_type === 'video');
+    const a = p.streams.find((s) => s.codec_type === 'audio');
+    const fps = v?.avg_frame_rate?.split('/').map(Number);
+    return {
+      ...info,
+      duration: info.duration ?? p.format.duration ?? null,
+      width: info.width ?? v?.width ?? null,
+      height: info.height ?? v?.height ?? null,
+      fps: info.fps ?? (fps && fps[1] ? Math.round((fps[0]! / fps[1]) * 1000) / 1000 : null),
+      vcodec: info.vcodec ?? (v ? v.codec_name : 'none') ?? null,
+      acodec: info.acodec ?? (a ? a.codec_name : 'none') ?? null,
+      filesize: info.filesize ?? p.format.size ?? null,
+    };
+  }
+
   return {
     /** Metadata for `GET /v1/info`. */
     async readInfo(url: string): Promise<VideoInfo> {
-      return toVideoInfo(url, await probe(url));
+      return toVideoInfo(url, await measureDirect(await probe(url)));
     },
 
     /** Checks the safety limits (duration, size, live) before anything is downloaded. */

@@ -4,17 +4,17 @@ import type { DownloadParams } from '../lib/job.types';
 import type { ApiDeps, ApiState } from './context';
 import { createJob } from './jobs.service';
 import { errorResponses, registry } from './openapi';
-import { DownloadRequestSchema, JobCreatedSchema } from './schemas';
+import { DownloadRequestSchema, IdempotencyHeaderSchema, JobCreatedSchema } from './schemas';
 import { jsonBody, parseInput } from './validation';
 
 registry.registerPath({
   method: 'post',
   path: '/v1/download',
   summary: 'Download video or audio (async job; 1 credit, 2 with processing)',
-  request: { body: { content: { 'application/json': { schema: DownloadRequestSchema } } } },
+  request: { headers: IdempotencyHeaderSchema, body: { content: { 'application/json': { schema: DownloadRequestSchema } } } },
   responses: {
     202: { description: 'Job accepted', content: { 'application/json': { schema: JobCreatedSchema } } },
-    ...errorResponses(400, 401, 402, 403, 422, 429, 503),
+    ...errorResponses(400, 401, 402, 403, 409, 422, 429, 503),
   },
 });
 

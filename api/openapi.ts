@@ -27,6 +27,7 @@ export function errorResponses(...statuses: number[]) {
     402: 'Not enough credits',
     403: 'API key deactivated',
     404: 'Not found',
+    409: 'Idempotency-Key reused with a different request, or still in progress',
     410: 'Link expired',
     422: 'Invalid parameter',
     429: 'Rate limit exceeded',

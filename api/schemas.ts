@@ -94,3 +94,11 @@ export const ListJobsQuerySchema = z.object({
   status: z.enum(JOB_STATUSES).optional(),
   job_type: z.enum(JOB_TYPES).optional(),
 });
+
+export const IdempotencyHeaderSchema = z.object({
+  'Idempotency-Key': z
+    .string()
+    .max(255)
+    .optional()
+    .openapi({ description: 'Beyond the contract: a retry with the same key and body replays the first response instead of creating a second job; another body gets 409' }),
+});

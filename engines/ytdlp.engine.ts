@@ -5,6 +5,7 @@ import { runProcess } from './process';
 /** The subset of yt-dlp's info dict this service reads. */
 export interface YtDlpFormat {
   format_id: string;
+  url?: string;
   ext?: string;
   format_note?: string;
   resolution?: string;
@@ -46,6 +47,15 @@ export interface YtDlpInfo {
   filesize_approx?: number | null;
   webpage_url?: string;
   extractor?: string;
+  /** True when the URL is the media file itself. */
+  direct?: boolean;
+  url?: string;
+  ext?: string;
+  width?: number | null;
+  height?: number | null;
+  fps?: number | null;
+  vcodec?: string | null;
+  acodec?: string | null;
   _type?: string;
 }
 

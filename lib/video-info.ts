@@ -14,7 +14,10 @@ function isoDate(info: YtDlpInfo): string | null {
 
 /** Maps yt-dlp's info dict to the Video info object of the contract. */
 export function toVideoInfo(url: string, info: YtDlpInfo): VideoInfo {
+  // A single-format result keeps its dimensions and codecs at the top level of the info dict.
+  const single = info.formats?.length === 1;
   const formats: FormatInfo[] = (info.formats ?? [])
+    .map((f) => (single ? { ...f, width: f.width ?? info.width, height: f.height ?? info.height, fps: f.fps ?? info.fps, vcodec: f.vcodec ?? info.vcodec, acodec: f.acodec ?? info.acodec, filesize: f.filesize ?? info.filesize } : f))
     .filter((f) => f.ext !== 'mhtml')
     .map((f) => {
       const vcodec = codec(f.vcodec);

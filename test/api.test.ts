@@ -240,6 +240,49 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
       });
     });
 
+    describe('Idempotency-Key', () => {
+      it('runs a create call once per key: a retry replays the response, another body gets 409', async () => {
+        const a = await h.newAccount();
+        const headers = { 'idempotency-key': `order-${crypto.randomUUID()}` };
+        const body = { url: SOURCE, quality: '480p' };
+        const first = await h.request('POST', '/v1/download', { key: a.key, body, headers });
+        assert.equal(first.status, 202);
+        const again = await h.request('POST', '/v1/download', { key: a.key, body, headers });
+        assert.equal(again.status, 202);
+        assert.deepEqual(again.body, first.body);
+        assert.equal(again.headers.get('idempotent-replayed'), 'true');
+        assert.equal(again.headers.get('location'), `/v1/jobs/${first.body.job_id}`);
+        assert.equal(await h.balance(a.accountId), 999, 'charged once');
+        assert.equal(h.orchestrator.started.filter((s) => s.jobId === first.body.job_id).length, 1);
+
+        const other = await h.request('POST', '/v1/download', { key: a.key, body: { url: SOURCE, quality: '720p' }, headers });
+        assert.equal(other.status, 409);
+        assert.match(other.body.detail, /different request/);
+
+        // keys are per account
+        const b = await h.newAccount();
+        assert.equal((await h.request('POST', '/v1/download', { key: b.key, body, headers })).status, 202);
+      });
+
+      it('does not keep a failed call, so the same key can be retried after fixing the request', async () => {
+        const a = await h.newAccount();
+        const headers = { 'idempotency-key': crypto.randomUUID() };
+        assert.equal((await h.request('POST', '/v1/download', { key: a.key, body: { url: SOURCE, quality: 'bad' }, headers })).status, 422);
+        assert.equal((await h.request('POST', '/v1/download', { key: a.key, body: { url: SOURCE }, headers })).status, 202);
+      });
+
+      it('charges once when the same key arrives concurrently', async () => {
+        const a = await h.newAccount();
+        const headers = { 'idempotency-key': crypto.randomUUID() };
+        const results = await Promise.all([1, 2, 3, 4].map(() => h.request('POST', '/v1/download', { key: a.key, body: { url: SOURCE }, headers })));
+        const ok = results.filter((r) => r.status === 202);
+        assert.ok(ok.length >= 1);
+        assert.ok(results.every((r) => r.status === 202 || r.status === 409), results.map((r) => r.status).join(','));
+        assert.equal(new Set(ok.map((r) => r.body.job_id)).size, 1);
+        assert.equal(await h.balance(a.accountId), 999);
+      });
+    });
+
     describe('job listing', () => {
       async function insertJobs(accountId: string, times: number[], extra: Partial<Job> = {}): Promise<string[]> {
         const em = h.orm.em.fork();

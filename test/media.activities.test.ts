@@ -34,7 +34,7 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const fetchActs = (over: Partial<FetchDeps['config']> = {}) => createFetchActivities({ ytdlp, storage, config: { ...limits, ...over } });
+  const fetchActs = (over: Partial<FetchDeps['config']> = {}) => createFetchActivities({ ytdlp, ffmpeg, storage, config: { ...limits, ...over } });
 
   async function expectFailure(p: Promise<unknown>, type: string, message: RegExp): Promise<void> {
     await assert.rejects(p, (err: unknown) => {
@@ -57,12 +57,28 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
       assert.equal(info.thumbnail, fx.url(FIXTURE.page.thumbnailPath));
       assert.deepEqual([info.tags, info.categories, info.subtitles], [[], [], []]);
       assert.ok(info.formats.length >= 1);
+      assert.equal(info.formats[0]!.height, 720);
       for (const f of info.formats) {
         assert.equal(typeof f.format_id, 'string');
         assert.equal(typeof f.ext, 'string');
         assert.equal(typeof f.audio_only, 'boolean');
       }
       for (const k of ['view_count', 'like_count', 'channel', 'channel_url']) assert.ok(k in info, k);
+    });
+
+    it('measures a direct media file with ffprobe: duration, dimensions, codecs, size', async () => {
+      const info = await runActivity(fetchActs().readInfo, fx.url('/media/v1080.mp4'));
+      assert.equal(info.title, 'v1080');
+      assert.ok(Math.abs((info.duration ?? 0) - FIXTURE.durationSeconds) < 0.1, String(info.duration));
+      assert.equal(info.formats.length, 1);
+      const f = info.formats[0]!;
+      assert.deepEqual([f.width, f.height, f.quality, f.vcodec, f.acodec, f.audio_only], [1920, 1080, '1080p', 'h264', 'aac', false]);
+      assert.equal(f.fps, 25);
+      assert.equal(f.filesize, Number((await fetch(fx.url('/media/v1080.mp4'), { method: 'HEAD' })).headers.get('content-length')));
+      const audio = await runActivity(fetchActs().readInfo, fx.url('/media/audio.m4a'));
+      assert.equal(audio.formats[0]!.audio_only, true);
+      assert.equal(audio.formats[0]!.vcodec, null);
+      assert.equal(audio.formats[0]!.acodec, 'aac');
     });
 
     it('lists every rendition of an HLS stream with its height and codecs', async () => {

@@ -53,8 +53,9 @@ export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Prom
       );
     } else if (queue === TASK_QUEUES.fetch) {
       const ytdlp = createYtDlpEngine({ binary: config.ytdlpPath, ffmpegLocation: ffmpegDir(config.ffmpegPath) });
+      const ffmpeg = createFfmpegEngine(config);
       workers.push(
-        await Worker.create({ ...common, taskQueue: queue, activities: createFetchActivities({ ytdlp, storage, config }), maxConcurrentActivityTaskExecutions: 4 }),
+        await Worker.create({ ...common, taskQueue: queue, activities: createFetchActivities({ ytdlp, ffmpeg, storage, config }), maxConcurrentActivityTaskExecutions: 4 }),
       );
     } else if (queue === TASK_QUEUES.process) {
       const ffmpeg = createFfmpegEngine(config);
