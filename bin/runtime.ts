@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/core';
 import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
 import { createApp } from '../api/app';
+import { startJanitor } from '../db/janitor';
 import { serverSecret } from '../db/secrets';
 import { openOrm } from '../db/orm';
 import type { Config } from '../lib/config';
@@ -72,10 +73,13 @@ export async function startWorkers(config: Config, queues: TaskQueue[], address:
   quietTemporalRuntime(config.logLevel);
   const connection = await NativeConnection.connect({ address });
   const workers = await createWorkers(queues, { config, connection, orm });
+  // The control side owns storage: it also removes expired outputs.
+  const stopJanitor = orm && queues.includes('control') ? startJanitor(orm, new Storage(config)) : () => undefined;
   const done = runWorkers(workers).finally(() => connection.close());
   return {
     done,
     stop: async () => {
+      stopJanitor();
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await done;
     },

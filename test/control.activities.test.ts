@@ -67,3 +67,35 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
     });
   });
 }
+
+describe('janitor', () => {
+  let h: ApiHarness;
+  before(async () => {
+    h = await startApiHarness('sqlite');
+  });
+  after(async () => {
+    await h?.close();
+  });
+
+  it('removes expired output files; their links then answer 410 and live ones keep working', async () => {
+    const a = await h.newAccount();
+    const em = h.orm.em.fork();
+    const ids = { old: crypto.randomUUID(), live: crypto.randomUUID() };
+    for (const [name, id] of Object.entries(ids)) {
+      const rel = h.storage.outputRelative(id, 'output.mp4');
+      fs.mkdirSync(path.dirname(h.storage.filePath(rel)), { recursive: true });
+      fs.writeFileSync(h.storage.filePath(rel), 'bytes');
+      const expiresAt = new Date(Date.now() + (name === 'old' ? -60_000 : 3_600_000));
+      em.create(Job, { id, accountId: a.accountId, jobType: 'download', status: 'completed', sourceUrl: 'http://x/', parameters: {}, creditsCharged: 1, resultData: {}, outputFile: rel, expiresAt, completedAt: new Date(), createdAt: new Date() });
+    }
+    await em.flush();
+    const { sweep } = await import('../db/janitor');
+    assert.deepEqual(await sweep(h.orm, h.storage), { filesRemoved: 1 });
+    assert.equal(fs.existsSync(h.storage.filePath(h.storage.outputRelative(ids.old, 'output.mp4'))), false);
+    assert.equal(fs.existsSync(h.storage.filePath(h.storage.outputRelative(ids.live, 'output.mp4'))), true);
+    const job = await h.request('GET', `/v1/jobs/${ids.live}`, { key: a.key });
+    assert.equal((await fetch(job.body.download_url)).status, 200);
+    assert.equal((await fetch(h.links.url(ids.old, new Date(Date.now() - 60_000)))).status, 410);
+    assert.equal((await h.orm.em.fork().findOneOrFail(Job, ids.old)).status, 'completed', 'the job row stays');
+  });
+});
