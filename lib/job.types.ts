@@ -22,12 +22,16 @@ export interface DownloadParams {
   webhook_url: string | null;
 }
 
-export interface MediaJobInput {
-  jobId: string;
-  jobType: 'download';
-  sourceUrl: string;
-  params: DownloadParams;
+/** Normalised request parameters of each async operation (what `parameters` echoes). */
+export interface JobParamsByType {
+  download: DownloadParams;
 }
+export type OperationType = keyof JobParamsByType;
+
+/** The workflow input of one job: a discriminated union over the operation types. */
+export type MediaJobInput = {
+  [T in OperationType]: { jobId: string; jobType: T; sourceUrl: string; params: JobParamsByType[T] };
+}[OperationType];
 
 /** What an operation hands back for the job row. */
 export interface JobOutput {

@@ -8,7 +8,7 @@ import type { FetchActivities } from '../activities/fetch.activities';
 import type { ProcessActivities } from '../activities/process.activities';
 import { FAILURE_TYPES, TASK_QUEUES, type JobEnd, type MediaJobInput } from '../lib/job.types';
 import { workflowBundle } from '../workers/workers';
-import { driveToCompletion, timeSkippingEnv } from './helpers/temporal';
+import { DRIVEN_WORKFLOW_OPTIONS, driveToCompletion, timeSkippingEnv } from './helpers/temporal';
 
 type Calls = { name: string; args: unknown[] }[];
 
@@ -75,15 +75,10 @@ describe('mediaJobWorkflow (time-skipping)', function () {
       Worker.create({ ...common, taskQueue: TASK_QUEUES.process, activities: delegate('process') }),
     ]);
     running = Promise.all(workers.map((w) => w.run()));
-    // Warm-up run watched in real time (describe() does not let time skip), so every queue is
-    // known to be polling before a test awaits a result and the server starts skipping time.
+    // Warm-up run: every queue is known to be polling before the tests start.
     const input = newInput();
-    const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: TASK_QUEUES.control, workflowId: `job-${input.jobId}`, args: [input] });
-    for (let i = 0; i < 600; i++) {
-      if ((await handle.describe()).status.name !== 'RUNNING') break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.equal((await handle.describe()).status.name, 'COMPLETED');
+    const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: TASK_QUEUES.control, workflowId: `job-${input.jobId}`, args: [input], ...DRIVEN_WORKFLOW_OPTIONS });
+    assert.equal((await driveToCompletion(env, handle)).status, 'completed');
   });
   after(async () => {
     for (const w of workers) w.shutdown();
@@ -94,7 +89,7 @@ describe('mediaJobWorkflow (time-skipping)', function () {
   async function run(m: ReturnType<typeof mocks>): Promise<{ result: JobEnd; input: MediaJobInput }> {
     current = m;
     const input = newInput();
-    const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: TASK_QUEUES.control, workflowId: `job-${input.jobId}`, args: [input] });
+    const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: TASK_QUEUES.control, workflowId: `job-${input.jobId}`, args: [input], ...DRIVEN_WORKFLOW_OPTIONS });
     return { result: await driveToCompletion(env, handle), input };
   }
 

@@ -1,32 +1,7 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities, TimeoutFailure, CancelledFailure } from '@temporalio/workflow';
-import type { ControlActivities } from '../activities/control.activities';
-import type { FetchActivities } from '../activities/fetch.activities';
-import type { ProcessActivities } from '../activities/process.activities';
-import { FAILURE_TYPES, TASK_QUEUES, type JobEnd, type JobOutput, type MediaJobInput } from '../lib/job.types';
-
-const nonRetryable = Object.values(FAILURE_TYPES);
-
-// Quick, idempotent database writes: retry for a long time, a database blip must not lose a job.
-const control = proxyActivities<ControlActivities>({
-  taskQueue: TASK_QUEUES.control,
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 30 },
-});
-
-// Network-bound: a few retries for transient failures; heartbeats detect a dead worker within a minute.
-const fetch = proxyActivities<FetchActivities>({
-  taskQueue: TASK_QUEUES.fetch,
-  startToCloseTimeout: '2 hours',
-  heartbeatTimeout: '1 minute',
-  retry: { initialInterval: '5 seconds', backoffCoefficient: 3, maximumInterval: '2 minutes', maximumAttempts: 3, nonRetryableErrorTypes: nonRetryable },
-});
-
-const process = proxyActivities<ProcessActivities>({
-  taskQueue: TASK_QUEUES.process,
-  startToCloseTimeout: '2 hours',
-  heartbeatTimeout: '1 minute',
-  retry: { initialInterval: '5 seconds', backoffCoefficient: 3, maximumInterval: '2 minutes', maximumAttempts: 3, nonRetryableErrorTypes: nonRetryable },
-});
+import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure } from '@temporalio/workflow';
+import { FAILURE_TYPES, type JobEnd, type JobOutput, type MediaJobInput } from '../lib/job.types';
+import { control } from './activities';
+import { runDownload } from './download.workflow';
 
 /** One durable run of one job: processing → operation → completed, or failed with a refund. */
 export async function mediaJobWorkflow(input: MediaJobInput): Promise<JobEnd> {
@@ -42,21 +17,18 @@ export async function mediaJobWorkflow(input: MediaJobInput): Promise<JobEnd> {
   return end;
 }
 
-async function runOperation(input: MediaJobInput): Promise<JobOutput> {
+function runOperation(input: MediaJobInput): Promise<JobOutput> {
   switch (input.jobType) {
     case 'download':
-      return runDownload(input);
-    default:
-      throw ApplicationFailure.nonRetryable(`job type ${String((input as { jobType: unknown }).jobType)} is not supported`);
+      return runDownload(input.jobId, input.params);
+    default: {
+      const unknown: never = input.jobType;
+      throw ApplicationFailure.nonRetryable(`job type ${String(unknown)} is not supported`);
+    }
   }
 }
 
-async function runDownload(input: MediaJobInput): Promise<JobOutput> {
-  const { jobId, params } = input;
-  const source = await fetch.probeSource(params.url);
-  const sourceFile = await fetch.downloadSource({ jobId, url: params.url, quality: params.quality, format: params.format, progressRange: [0, 80] });
-  return process.finalizeDownload({ jobId, sourceFile, quality: params.quality, format: params.format, title: source.title, progressRange: [80, 99] });
-}
+const USER_FACING: string[] = Object.values(FAILURE_TYPES);
 
 /** A sentence for error_message: the innermost application message, not Temporal's wrapper text. */
 export function describeFailure(err: unknown): string {
@@ -64,9 +36,6 @@ export function describeFailure(err: unknown): string {
   while (cur instanceof ActivityFailure && cur.cause) cur = cur.cause;
   if (cur instanceof TimeoutFailure) return 'The job timed out: a processing step took too long or its worker stopped responding';
   if (cur instanceof CancelledFailure) return 'The job was cancelled';
-  if (cur instanceof ApplicationFailure) {
-    if (cur.type === FAILURE_TYPES.unsupported || cur.type === FAILURE_TYPES.unavailable || cur.type === FAILURE_TYPES.rejected) return cur.message;
-    return `Processing failed: ${cur.message}`;
-  }
+  if (cur instanceof ApplicationFailure) return cur.type && USER_FACING.includes(cur.type) ? cur.message : `Processing failed: ${cur.message}`;
   return `Processing failed: ${cur instanceof Error ? cur.message : String(cur)}`;
 }

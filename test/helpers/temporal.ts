@@ -1,26 +1,39 @@
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Runtime, DefaultLogger } from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import { projectRoot } from '../../lib/config';
 
 let runtimeInstalled = false;
-/** Keeps worker logs to warnings so test output stays readable. */
+/** Keeps worker logs to errors: tests fail activities on purpose, and each failure logs a warning. */
 export function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  Runtime.install({
+    logger: new DefaultLogger('ERROR'),
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR', other: 'ERROR' }), forward: {} } },
+  });
 }
 
 export const TEMPORAL_CLI = path.join(projectRoot, '.tools/bin/temporal');
 export const TEST_SERVER = path.join(projectRoot, 'scripts/temporal-test-server');
 
-/** Temporal's Java time-skipping test server, installed by scripts/install-tools.sh (never downloaded at run time). */
-export function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
+/**
+ * Temporal's Java time-skipping test server, installed by scripts/install-tools.sh (never
+ * downloaded at run time). The server starts with time skipping unlocked, so it would jump to the
+ * next timer whenever it sees no task in flight, even a task that is scheduled but not yet polled;
+ * it is locked here, and tests move time explicitly with driveToCompletion().
+ */
+export async function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
   quietRuntime();
-  return TestWorkflowEnvironment.createTimeSkipping({
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: TEST_SERVER }, extraArgs: ['--enable-time-skipping'] },
   });
+  await env.connection.testService!.lockTimeSkipping({});
+  return env;
 }
+
+/** Start options for workflows under driveToCompletion: a workflow task may take many virtual seconds of stepping. */
+export const DRIVEN_WORKFLOW_OPTIONS = { workflowTaskTimeout: '1 minute' } as const;
 
 /** The real Temporal dev server from the project's CLI. */
 export function localEnv(): Promise<TestWorkflowEnvironment> {
@@ -29,13 +42,19 @@ export function localEnv(): Promise<TestWorkflowEnvironment> {
 }
 
 /**
- * Waits for a workflow in the time-skipping environment, advancing virtual time in bounded steps.
- * Awaiting the result directly lets the test server skip to the next timer whenever no task is
- * held, which can jump past an activity that is scheduled but not yet polled; explicit steps
- * only ever move time by `stepMs`.
+ * Waits for a workflow in the (locked) time-skipping environment, moving virtual time by `stepMs`
+ * after each `realMs` of real time, so work in flight always gets real time to finish before timers
+ * and retry backoffs are skipped. Start the workflow with DRIVEN_WORKFLOW_OPTIONS.
  */
-export async function driveToCompletion<T>(env: TestWorkflowEnvironment, handle: { describe(): Promise<{ status: { name: string } }>; result(): Promise<T> }, stepMs = 1000, maxSteps = 20_000): Promise<T> {
+export async function driveToCompletion<T>(
+  env: TestWorkflowEnvironment,
+  handle: { describe(): Promise<{ status: { name: string } }>; result(): Promise<T> },
+  opts: { stepMs?: number; realMs?: number; maxSteps?: number } = {},
+): Promise<T> {
+  const { stepMs = 1000, realMs = 250, maxSteps = 20_000 } = opts;
   for (let i = 0; i < maxSteps; i++) {
+    if ((await handle.describe()).status.name !== 'RUNNING') return handle.result();
+    await new Promise((r) => setTimeout(r, realMs));
     if ((await handle.describe()).status.name !== 'RUNNING') return handle.result();
     await env.sleep(stepMs);
   }
