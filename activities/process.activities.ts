@@ -79,14 +79,14 @@ export function createProcessActivities(deps: ProcessDeps) {
 
 export type ProcessActivities = ReturnType<typeof createProcessActivities>;
 
-function isCoverArt(s: { codec_name?: string; nb_frames?: string }): boolean {
+export function isCoverArt(s: { codec_name?: string; nb_frames?: string }): boolean {
   return (s.codec_name === 'mjpeg' || s.codec_name === 'png') && (s.nb_frames === '1' || s.nb_frames === undefined);
 }
 
-function durationOf(p: ProbeResult): number {
+export function durationOf(p: ProbeResult): number {
   return Math.max(0, ...p.streams.map((s) => Number(s.duration) || 0));
 }
 
-function roundMs(n: number): number {
+export function roundMs(n: number): number {
   return Math.round(n * 1000) / 1000;
 }

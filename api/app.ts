@@ -2,12 +2,17 @@ import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { ApiDeps, ApiState } from './context';
+import { commentsRoutes } from './comments.routes';
 import { downloadRoutes } from './download.routes';
 import { errorMiddleware } from './error.middleware';
 import { filesRoutes } from './files.routes';
+import { fingerprintRoutes } from './fingerprint.routes';
 import { infoRoutes } from './info.routes';
 import { jobsRoutes } from './jobs.routes';
+import { speechRoutes } from './speech.routes';
 import { openApiDocument } from './openapi';
+import { previewRoutes } from './preview.routes';
+import { webhooksRoutes } from './webhooks.routes';
 import { rateLimitMiddleware, requireAuth } from './auth.middleware';
 import { idempotency } from './idempotency.middleware';
 
@@ -38,7 +43,7 @@ export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknow
   authed.use(requireAuth());
   const idem = idempotency();
   authed.use((ctx, next) => (ctx.method === 'POST' ? idem(ctx, next) : next()));
-  for (const r of [jobsRoutes(deps), downloadRoutes(deps), infoRoutes(deps)]) authed.use(r.routes());
+  for (const r of [jobsRoutes(deps), downloadRoutes(deps), infoRoutes(deps), commentsRoutes(deps), webhooksRoutes(deps), speechRoutes(deps), previewRoutes(deps), fingerprintRoutes(deps)]) authed.use(r.routes());
   app.use(authed.routes());
 
   return app;

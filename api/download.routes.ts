@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import { ApiError } from '../lib/errors';
 import type { DownloadParams } from '../lib/job.types';
+import { parseTimeString } from '../lib/time';
 import type { ApiDeps, ApiState } from './context';
 import { createJob } from './jobs.service';
 import { errorResponses, registry } from './openapi';
@@ -25,17 +26,18 @@ export function downloadRoutes(deps: ApiDeps): Router<ApiState> {
 
   router.post('/v1/download', async (ctx) => {
     const p = parseInput(DownloadRequestSchema, jsonBody(ctx));
-    for (const field of ['clip_start', 'clip_end', 'processing'] as const) {
-      const v = p[field];
-      if (v !== null && !(Array.isArray(v) && v.length === 0)) {
-        throw ApiError.unprocessable(`${field} is not available yet on this server; send the request without it`, [{ field, message: 'not available yet' }]);
-      }
+    const clipStart = p.clip_start === null ? null : parseTimeString(p.clip_start);
+    const clipEnd = p.clip_end === null ? null : parseTimeString(p.clip_end);
+    if (clipStart !== null && clipEnd !== null && clipEnd <= clipStart) {
+      throw ApiError.unprocessable('clip_end must be after clip_start', [{ field: 'clip_end', message: 'must be after clip_start' }]);
     }
     if (p.quality === 'audio' && p.format && VIDEO_FORMATS.has(p.format)) {
       throw ApiError.unprocessable(`quality "audio" gives an audio-only file: use format mp3 or wav, or leave format out`, [{ field: 'format', message: 'must be mp3 or wav with quality audio' }]);
     }
-    const params: DownloadParams = { ...p, processing: null };
-    await createJob(ctx, deps, { jobType: 'download', cost: 1, params });
+    // Options are applied as denoise → trim_silence → normalize whatever their order here; duplicates are dropped.
+    const processing = p.processing && p.processing.length > 0 ? [...new Set(p.processing)] : null;
+    const params: DownloadParams = { ...p, processing };
+    await createJob(ctx, deps, { jobType: 'download', cost: processing ? 2 : 1, params });
   });
 
   return router;

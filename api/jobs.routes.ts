@@ -4,6 +4,7 @@ import { Job } from '../db/job.entity';
 import { ApiError } from '../lib/errors';
 import type { ApiDeps, ApiState } from './context';
 import { accountOf } from './context';
+import { afterCursor, page } from './cursor';
 import { presentJob } from './jobs.service';
 import { errorResponses, registry } from './openapi';
 import { JobListSchema, JobSchema, ListJobsQuerySchema } from './schemas';
@@ -24,26 +25,6 @@ registry.registerPath({
   responses: { 200: { description: 'A page of jobs', content: { 'application/json': { schema: JobListSchema } } }, ...errorResponses(401, 403, 422, 429) },
 });
 
-interface Cursor {
-  t: number;
-  id: string;
-}
-
-function encodeCursor(job: Job): string {
-  return Buffer.from(JSON.stringify({ t: job.createdAt.getTime(), id: job.id } satisfies Cursor)).toString('base64url');
-}
-
-function decodeCursor(raw: string): Cursor {
-  try {
-    const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
-    if (typeof c.t === 'number' && typeof c.id === 'string') return c;
-  } catch {
-    // fall through
-  }
-  throw ApiError.unprocessable('cursor is not valid: pass next_cursor from a previous response unchanged', [{ field: 'cursor', message: 'invalid cursor' }]);
-}
-
-const RUNNING = new Set(['pending', 'processing']);
 
 export function jobsRoutes(deps: ApiDeps): Router<ApiState> {
   const router = new Router<ApiState>();
@@ -69,20 +50,10 @@ export function jobsRoutes(deps: ApiDeps): Router<ApiState> {
     const where: Record<string, unknown> = { accountId: account.id };
     if (q.status) where.status = q.status;
     if (q.job_type) where.jobType = q.job_type;
-    if (q.cursor) {
-      // Keyset on (created_at, id): pages stay consistent while jobs are added or deleted.
-      const c = decodeCursor(q.cursor);
-      const t = new Date(c.t);
-      where.$or = [{ createdAt: { $lt: t } }, { createdAt: t, id: { $lt: c.id } }];
-    }
+    if (q.cursor) Object.assign(where, afterCursor(q.cursor));
     const rows = await ctx.state.em.find(Job, where, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: q.limit + 1 });
-    const page = rows.slice(0, q.limit);
-    const hasMore = rows.length > q.limit;
-    ctx.body = {
-      items: await Promise.all(page.map(withProgress)),
-      next_cursor: hasMore && page.length ? encodeCursor(page[page.length - 1]!) : null,
-      has_more: hasMore,
-    };
+    const p = page(rows, q.limit);
+    ctx.body = { ...p, items: await Promise.all(p.items.map(withProgress)) };
   });
 
   return router;

@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
 import { chargeCredits, refundJob } from '../db/credits';
-import { Job, type JobType } from '../db/job.entity';
+import { Job } from '../db/job.entity';
 import { ApiError } from '../lib/errors';
-import type { MediaJobInput } from '../lib/job.types';
+import type { JobParamsByType, MediaJobInput, OperationType } from '../lib/job.types';
 import { checkUrlAddress } from '../lib/url-safety';
 import type { ApiContext, ApiDeps } from './context';
 import { accountOf } from './context';
@@ -37,10 +37,10 @@ export function presentJob(job: Job, links: ApiDeps['links'], progress: number |
  * Charges the account and writes the job row in one transaction, then starts the job's workflow.
  * If the workflow cannot be started the job fails at once with a refund, and the caller gets 503.
  */
-export async function createJob(
+export async function createJob<T extends OperationType>(
   ctx: ApiContext,
   deps: ApiDeps,
-  spec: { jobType: JobType; cost: number; params: MediaJobInput['params'] },
+  spec: { jobType: T; cost: number; params: JobParamsByType[T] },
 ): Promise<void> {
   const account = accountOf(ctx);
   const { params } = spec;
@@ -66,7 +66,8 @@ export async function createJob(
   });
 
   try {
-    await deps.orchestrator.startJob({ jobId, jobType: spec.jobType as MediaJobInput['jobType'], sourceUrl: params.url, params });
+    // TypeScript cannot correlate jobType and params through the generic; createJob's signature does.
+    await deps.orchestrator.startJob({ jobId, jobType: spec.jobType, sourceUrl: params.url, params } as MediaJobInput);
   } catch (err) {
     await ctx.state.em.transactional(async (tx) => {
       const row = await tx.findOneOrFail(Job, jobId);

@@ -11,6 +11,7 @@ import { CreditEntrySchema } from './credit-entry.entity';
 import { JobSchema } from './job.entity';
 import { postgresMigrations, sqliteMigrations } from './migrations';
 import { IdempotencyRecordSchema, RateLimitCounterSchema, ServerSecretSchema } from './system.entity';
+import { WebhookDeliverySchema, WebhookEndpointSchema } from './webhook.entity';
 
 export const ENTITIES = [
   AccountSchema,
@@ -21,6 +22,8 @@ export const ENTITIES = [
   RateLimitCounterSchema,
   ServerSecretSchema,
   IdempotencyRecordSchema,
+  WebhookEndpointSchema,
+  WebhookDeliverySchema,
 ];
 
 export type Orm = MikroORM;

@@ -1,4 +1,5 @@
 import ffmpeg from 'fluent-ffmpeg';
+import { runProcess } from './process';
 
 export interface ProbeStream {
   codec_type?: string;
@@ -33,13 +34,55 @@ export interface TranscodeRequest {
   onProgress?: (fraction: number) => void;
 }
 
+/** A raw ffmpeg run: inputs, filters and outputs are the caller's; progress comes from `-progress`. */
+export interface FfmpegRunRequest {
+  /** Arguments after the global options, e.g. ['-i', src, '-af', 'loudnorm', '-f', 'null', '-']. */
+  args: string[];
+  /** Expected output duration, for progress; seconds. */
+  durationHint?: number | null;
+  signal?: AbortSignal;
+  onProgress?: (fraction: number) => void;
+  /** Each line ffmpeg logs (filters such as silencedetect and ebur128 log their measurements). */
+  onLogLine?: (line: string) => void;
+}
+
 export interface FfmpegEngine {
   probe(file: string): Promise<ProbeResult>;
   transcode(req: TranscodeRequest): Promise<void>;
+  /**
+   * Runs ffmpeg; resolves with the tail of its log and the last `-progress` block (frame, out_time_us, …).
+   * Rejects with the last log lines when it fails.
+   */
+  run(req: FfmpegRunRequest): Promise<{ log: string; progress: Record<string, string> }>;
 }
 
 /** fluent-ffmpeg over the system ffmpeg/ffprobe. */
 export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: string }): FfmpegEngine {
+  /** `-progress pipe:1` prints key=value blocks on stdout; out_time_us drives onProgress. */
+  async function run(req: FfmpegRunRequest): Promise<{ log: string; progress: Record<string, string> }> {
+    const args = ['-hide_banner', '-nostdin', '-nostats', '-progress', 'pipe:1', ...req.args];
+    const progress: Record<string, string> = {};
+    const res = await runProcess(opts.ffmpegPath, {
+      args,
+      signal: req.signal,
+      onLine: (line, stream) => {
+        if (stream === 'stderr') return req.onLogLine?.(line);
+        const eq = line.indexOf('=');
+        if (eq > 0) progress[line.slice(0, eq)] = line.slice(eq + 1).trim();
+        if (!req.onProgress) return;
+        if (line === 'progress=end') return req.onProgress(1);
+        const m = /^out_time_(?:us|ms)=(\d+)$/.exec(line);
+        if (m && req.durationHint) req.onProgress(Math.max(0, Math.min(1, Number(m[1]) / 1e6 / req.durationHint)));
+      },
+    });
+    if (req.signal?.aborted) throw new Error('ffmpeg cancelled');
+    if (res.code !== 0) {
+      const tail = res.stderr.trim().split('\n').slice(-3).join(' | ');
+      throw new Error(`ffmpeg failed with exit code ${String(res.code)}${tail ? ` (${tail})` : ''}`);
+    }
+    return { log: res.stderr, progress };
+  }
+
   return {
     probe(file) {
       return new Promise((resolve, reject) => {
@@ -60,33 +103,11 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
     },
 
     transcode(req) {
-      return new Promise((resolve, reject) => {
-        const cmd = ffmpeg(req.input)
-          .setFfmpegPath(opts.ffmpegPath)
-          .inputOptions(req.inputOptions ?? [])
-          .outputOptions(['-y', ...req.outputOptions]);
-        if (req.format) cmd.format(req.format);
-        cmd.output(req.output);
-        const onAbort = () => cmd.kill('SIGKILL');
-        req.signal?.addEventListener('abort', onAbort, { once: true });
-        cmd.on('progress', (p: { timemark?: string }) => {
-          if (!req.onProgress || !req.durationHint || !p.timemark) return;
-          const t = timemarkSeconds(p.timemark);
-          if (t !== null) req.onProgress(Math.max(0, Math.min(1, t / req.durationHint)));
-        });
-        cmd.on('error', (err: Error, _stdout: string | null, stderr: string | null) => {
-          req.signal?.removeEventListener('abort', onAbort);
-          if (req.signal?.aborted) return reject(new Error('ffmpeg cancelled'));
-          const tail = (stderr ?? '').trim().split('\n').slice(-3).join(' | ');
-          reject(new Error(`ffmpeg failed: ${firstLine(err)}${tail ? ` (${tail})` : ''}`));
-        });
-        cmd.on('end', () => {
-          req.signal?.removeEventListener('abort', onAbort);
-          resolve();
-        });
-        cmd.run();
-      });
+      const args = [...(req.inputOptions ?? []), '-i', req.input, '-y', ...req.outputOptions, ...(req.format ? ['-f', req.format] : []), req.output];
+      return run({ args, durationHint: req.durationHint, signal: req.signal, onProgress: req.onProgress }).then(() => undefined);
     },
+
+    run,
   };
 }
 
@@ -97,10 +118,4 @@ function num(v: unknown): number | undefined {
 
 function firstLine(err: unknown): string {
   return String(err instanceof Error ? err.message : err).split('\n')[0] ?? '';
-}
-
-function timemarkSeconds(mark: string): number | null {
-  const m = /^(-?\d+):(\d+):(\d+(?:\.\d+)?)$/.exec(mark);
-  if (!m) return null;
-  return Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3]);
 }

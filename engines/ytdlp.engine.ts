@@ -182,7 +182,8 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
   };
 }
 
-function classify(stderr: string, url: string): YtDlpError {
+/** Turns yt-dlp's last ERROR line into a classified YtDlpError. */
+export function classify(stderr: string, url: string): YtDlpError {
   const errLine =
     stderr
       .split('\n')

@@ -22,11 +22,23 @@ const EnvSchema = z.object({
   MAX_SOURCE_BYTES: z.coerce.number().positive().default(4 * 1024 ** 3),
   ALLOW_LIVE: flag,
   YTDLP_PATH: z.string().optional(),
+  YTDLP_PLUGIN_DIRS: z.string().optional(),
   FFMPEG_PATH: z.string().default('ffmpeg'),
   FFPROBE_PATH: z.string().default('ffprobe'),
   TEMPORAL_CLI_PATH: z.string().optional(),
   INFO_TIMEOUT_SECONDS: z.coerce.number().positive().default(60),
   TRUST_PROXY: flag,
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: z
+    .string()
+    .default('0,60,300,1800')
+    .transform((v) => v.split(',').map((x) => Number(x.trim())))
+    .refine((a) => a.length >= 1 && a[0] === 0 && a.every((n, i) => Number.isFinite(n) && n >= 0 && (i === 0 || n > a[i - 1]!)), 'must be increasing seconds starting with 0, e.g. 0,60,300,1800'),
+  WEBHOOK_TIMEOUT_SECONDS: z.coerce.number().positive().default(10),
+  WHISPER_PYTHON: z.string().optional(),
+  WHISPER_MODEL_DIRS: z.string().optional(),
+  WHISPER_AUTO_DOWNLOAD: flag,
+  APERTIUM_PATH: z.string().default('apertium'),
+  APERTIUM_MODES_DIR: z.string().default('/usr/share/apertium/modes'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 
@@ -49,13 +61,26 @@ export type Config = {
   maxSourceBytes: number;
   allowLive: boolean;
   ytdlpPath: string;
+  /** Extra yt-dlp plugin folders (`--plugin-dirs`), from YTDLP_PLUGIN_DIRS (path-delimiter separated). */
+  ytdlpPluginDirs: string[];
   ffmpegPath: string;
   ffprobePath: string;
   temporalCliPath: string;
   infoTimeoutSeconds: number;
+  /** Offsets of webhook attempts from the first one, ms (contract: 0, 1, 5, 30 minutes). */
+  webhookRetryScheduleMs: number[];
+  webhookTimeoutMs: number;
   /** Take the client IP from X-Forwarded-For (behind a reverse proxy). */
   trustProxy: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** Python of the virtualenv that has faster-whisper (its site-packages are searched for models). */
+  whisperPython: string;
+  /** Extra folders holding Whisper models (CTranslate2), from WHISPER_MODEL_DIRS (path-delimiter separated). */
+  whisperModelDirs: string[];
+  /** Opt-in: serve every model size, downloading missing models from the hub into DATA_DIR/models. */
+  whisperAutoDownload: boolean;
+  apertiumPath: string;
+  apertiumModesDir: string;
 };
 
 /** Project root: the folder holding package.json, whether running from source or dist/. */
@@ -89,11 +114,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxSourceBytes: e.MAX_SOURCE_BYTES,
     allowLive: e.ALLOW_LIVE,
     ytdlpPath: e.YTDLP_PATH ?? path.join(projectRoot, '.venv/bin/yt-dlp'),
+    ytdlpPluginDirs: (e.YTDLP_PLUGIN_DIRS ?? '').split(path.delimiter).filter(Boolean).map((d) => path.resolve(d)),
     ffmpegPath: e.FFMPEG_PATH,
     ffprobePath: e.FFPROBE_PATH,
     temporalCliPath: e.TEMPORAL_CLI_PATH ?? path.join(projectRoot, '.tools/bin/temporal'),
     infoTimeoutSeconds: e.INFO_TIMEOUT_SECONDS,
     trustProxy: e.TRUST_PROXY,
+    webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE_SECONDS.map((x) => x * 1000),
+    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000,
     logLevel: e.LOG_LEVEL,
+    whisperPython: e.WHISPER_PYTHON ?? path.join(projectRoot, '.venv/bin/python'),
+    whisperModelDirs: (e.WHISPER_MODEL_DIRS ?? '').split(path.delimiter).filter(Boolean).map((d) => path.resolve(d)),
+    whisperAutoDownload: e.WHISPER_AUTO_DOWNLOAD,
+    apertiumPath: e.APERTIUM_PATH,
+    apertiumModesDir: e.APERTIUM_MODES_DIR,
   };
 }

@@ -22,9 +22,75 @@ export interface DownloadParams {
   webhook_url: string | null;
 }
 
+export interface CommentsParams {
+  url: string;
+  /** Top-level comments, 1..1000. */
+  max_comments: number;
+  sort: 'top' | 'newest';
+  include_replies: boolean;
+  webhook_url: string | null;
+}
+
+export type PreviewType = 'gif' | 'thumbnail' | 'mosaic' | 'clip';
+
+/** Preview request, normalised: parameters that do not apply to preview_type are null. */
+export interface PreviewParams {
+  url: string;
+  preview_type: PreviewType;
+  /** thumbnail: frame time (null = 25% of the duration). */
+  timestamp: string | null;
+  /** gif, clip: start time (null = the start). */
+  start: string | null;
+  /** gif (≤ 15 s), clip (≤ 30 s): seconds. */
+  duration: number | null;
+  /** Output width in pixels (mosaic: the whole sheet); the height follows the aspect ratio. */
+  width: number;
+  /** mosaic grid. */
+  columns: number | null;
+  rows: number | null;
+  /** gif frames per second. */
+  fps: number | null;
+  webhook_url: string | null;
+}
+
+export interface FingerprintParams {
+  url: string;
+  /** Frame time (null = 25% of the duration). */
+  timestamp: string | null;
+  hash_size: 8 | 16 | 32;
+  webhook_url: string | null;
+}
+
+export type SpeechOutputFormat = 'json' | 'srt' | 'vtt';
+export type WhisperModelSize = 'tiny' | 'base' | 'small' | 'medium';
+
+export interface TranscribeParams {
+  url: string;
+  /** ISO 639-1, or null to detect. */
+  language: string | null;
+  output_format: SpeechOutputFormat;
+  word_timestamps: boolean;
+  model_size: WhisperModelSize;
+  webhook_url: string | null;
+}
+
+export interface TranslateParams {
+  url: string;
+  target_language: string;
+  source_language: string | null;
+  output_format: SpeechOutputFormat;
+  model_size: WhisperModelSize;
+  webhook_url: string | null;
+}
+
 /** Normalised request parameters of each async operation (what `parameters` echoes). */
 export interface JobParamsByType {
+  preview: PreviewParams;
+  fingerprint: FingerprintParams;
   download: DownloadParams;
+  transcribe: TranscribeParams;
+  translate: TranslateParams;
+  comments: CommentsParams;
 }
 export type OperationType = keyof JobParamsByType;
 

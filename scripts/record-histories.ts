@@ -1,5 +1,5 @@
 // Records real workflow histories for the replay test (test/replay.test.ts): a completed download,
-// a failed download and an info read, run on the real dev server with real yt-dlp, ffmpeg and SQLite.
+// a failed download, a download with a webhook delivery (retried once) and an info read, run on the real dev server with real yt-dlp, ffmpeg and SQLite.
 // Re-record after an intentional, versioned workflow change: npm run build && node dist/scripts/record-histories.js
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -12,23 +12,24 @@ import { chargeCredits } from '../db/credits';
 import { createAccount } from '../db/accounts';
 import { openOrm } from '../db/orm';
 import { loadConfig, projectRoot } from '../lib/config';
-import { ALL_QUEUES, TASK_QUEUES, type DownloadParams, type MediaJobInput } from '../lib/job.types';
+import { TASK_QUEUES, type DownloadParams, type MediaJobInput } from '../lib/job.types';
 import { connectTemporal } from '../lib/temporal-orchestrator';
 import { startDevServer } from '../workers/temporal-dev-server';
 import { createWorkers } from '../workers/workers';
 import { startFixturePlatform } from '../test/helpers/fixture-platform';
 import { freePort } from '../test/helpers/processes';
 import { quietRuntime, TEMPORAL_CLI } from '../test/helpers/temporal';
+import { startReceiver } from '../test/helpers/webhook-receiver';
 
 async function main(): Promise<void> {
   quietRuntime();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-record-'));
   const fx = await startFixturePlatform();
   const dev = await startDevServer({ cliPath: TEMPORAL_CLI, dbFile: path.join(dataDir, 't.sqlite'), port: await freePort(), uiPort: await freePort() });
-  const config = loadConfig({ DATA_DIR: dataDir, ALLOW_PRIVATE_NETWORK: '1' });
+  const config = loadConfig({ DATA_DIR: dataDir, ALLOW_PRIVATE_NETWORK: '1', WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,2,4,6' });
   const orm = await openOrm(config, { migrate: true });
   const connection = await NativeConnection.connect({ address: dev.address });
-  const workers = await createWorkers(ALL_QUEUES, { config, connection, orm });
+  const workers = await createWorkers([TASK_QUEUES.control, TASK_QUEUES.fetch, TASK_QUEUES.process], { config, connection, orm });
   const running = Promise.all(workers.map((w) => w.run()));
   const client = await connectTemporal(dev.address, 'default');
   const account = await createAccount(orm.em.fork(), 'recorder', 'business');
@@ -37,21 +38,30 @@ async function main(): Promise<void> {
   const save = (name: string, workflowId: string) =>
     fs.writeFileSync(path.join(outDir, `${name}.json`), execFileSync(TEMPORAL_CLI, ['workflow', 'show', '--workflow-id', workflowId, '--address', dev.address, '--output', 'json']));
 
-  async function download(name: string, params: Partial<DownloadParams> & { url: string }): Promise<void> {
+  async function download(name: string, params: Partial<DownloadParams> & { url: string }): Promise<string> {
     const jobId = crypto.randomUUID();
     const full: DownloadParams = { quality: 'best', format: null, clip_start: null, clip_end: null, processing: null, webhook_url: null, ...params };
     await chargeCredits(orm.em.fork(), account.id, 1, 'download', async (tx) => {
-      tx.create(Job, { id: jobId, accountId: account.id, jobType: 'download', status: 'pending', sourceUrl: full.url, parameters: { ...full }, creditsCharged: 1, resultData: null, createdAt: new Date() });
+      tx.create(Job, { id: jobId, accountId: account.id, jobType: 'download', status: 'pending', sourceUrl: full.url, parameters: { ...full }, creditsCharged: 1, resultData: null, webhookUrl: full.webhook_url, createdAt: new Date() });
       return { jobId, value: null };
     });
     const input: MediaJobInput = { jobId, jobType: 'download', sourceUrl: full.url, params: full };
     const handle = await client.workflow.start('mediaJobWorkflow', { taskQueue: TASK_QUEUES.control, workflowId: `job-${jobId}`, args: [input] });
     console.log(name, await handle.result());
     save(name, handle.workflowId);
+    return jobId;
   }
 
   await download('download-completed', { url: fx.url('/hls/master.m3u8'), quality: '720p', format: 'mp4' });
   await download('download-failed', { url: fx.url('/watch/nomedia') });
+  // a job whose webhook_url fails once, then answers: parent with event fan-out, and the delivery child
+  const rx = await startReceiver();
+  rx.script('/hook', [500, 200]);
+  const hooked = await download('download-completed-webhook', { url: fx.url('/media/v480.mp4'), webhook_url: rx.url('/hook') });
+  const child = client.workflow.getHandle(`webhook-${hooked}-job.completed-job`);
+  console.log('webhook-delivery', await child.result());
+  save('webhook-delivery', child.workflowId);
+  await rx.close();
   const info = await client.workflow.start('infoWorkflow', { taskQueue: TASK_QUEUES.control, workflowId: `info-${crypto.randomUUID()}`, args: [fx.url('/watch/trailer')] });
   await info.result();
   save('info', info.workflowId);

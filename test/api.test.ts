@@ -6,7 +6,7 @@ import { setKeyActive, deleteKey } from '../db/accounts';
 import { Job } from '../db/job.entity';
 import { refundJob } from '../db/credits';
 import { InfoError } from '../lib/orchestrator';
-import type { VideoInfo } from '../lib/job.types';
+import type { DownloadParams, VideoInfo } from '../lib/job.types';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';
 
 const SOURCE = 'http://127.0.0.1:9/video.mp4';
@@ -175,7 +175,8 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         assert.equal(await h.balance(a.accountId), 999);
         const started = h.orchestrator.started.find((s) => s.jobId === res.body.job_id);
         assert.ok(started);
-        assert.equal(started.params.quality, '720p');
+        assert.equal(started.jobType, 'download');
+        assert.equal((started.params as DownloadParams).quality, '720p');
 
         const job = await h.request('GET', `/v1/jobs/${res.body.job_id}`, { key: a.key });
         assert.equal(job.status, 200);
@@ -451,7 +452,7 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
       const res = await h.request('GET', '/v1/openapi.json');
       assert.equal(res.status, 200);
       assert.equal(res.body.openapi, '3.0.3');
-      for (const p of ['/v1/download', '/v1/jobs', '/v1/jobs/{job_id}', '/v1/info', '/v1/files/{token}']) assert.ok(res.body.paths[p], p);
+      for (const p of ['/v1/download', '/v1/jobs', '/v1/jobs/{job_id}', '/v1/info', '/v1/files/{token}', '/v1/webhooks', '/v1/webhooks/{id}', '/v1/webhooks/{id}/deliveries', '/v1/webhooks/{id}/test']) assert.ok(res.body.paths[p], p);
       assert.ok(res.body.components.schemas.Job);
       assert.deepEqual(res.body.components.schemas.DownloadRequest.properties.quality.enum, ['best', '1080p', '720p', '480p', 'audio']);
     });

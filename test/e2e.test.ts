@@ -78,6 +78,12 @@ describe('end to end: make run stack (serve) with the real dev server, workers a
     assert.equal(cols[3], 'active');
     assert.ok(!lines[0]!.includes(key));
     assert.equal((await cli(env, 'accounts', 'credits', accountId)).pop(), '2000');
+    const secret = (await cli(env, 'accounts', 'webhook-secret', accountId)).pop()!;
+    assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+    const rotated = (await cli(env, 'accounts', 'webhook-secret', accountId, '--rotate')).pop()!;
+    assert.match(rotated, /^whsec_/);
+    assert.notEqual(rotated, secret);
+    assert.equal((await cli(env, 'accounts', 'webhook-secret', accountId)).pop(), rotated);
   });
 
   it('GET /v1/info reads the page through a workflow on the media-fetch worker', async () => {

@@ -1,10 +1,19 @@
 import path from 'node:path';
 import { MikroORM } from '@mikro-orm/core';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { createCommentsActivities } from '../activities/comments.activities';
 import { createControlActivities } from '../activities/control.activities';
+import { createWebhookActivities } from '../activities/webhook.activities';
 import { createFetchActivities } from '../activities/fetch.activities';
+import { createEditActivities } from '../activities/edit.activities';
+import { createPreviewActivities } from '../activities/preview.activities';
 import { createProcessActivities } from '../activities/process.activities';
+import { createSpeechActivities } from '../activities/speech.activities';
+import { createPeerTubeProvider } from '../engines/comments/peertube';
+import { createYtDlpCommentsProvider } from '../engines/comments/ytdlp-comments';
 import { createFfmpegEngine } from '../engines/ffmpeg.engine';
+import { createSpeechServices } from '../engines/speech/services';
+import { createWhisperEngine } from '../engines/speech/whisper.engine';
 import { createYtDlpEngine } from '../engines/ytdlp.engine';
 import type { Config } from '../lib/config';
 import { TASK_QUEUES, type TaskQueue } from '../lib/job.types';
@@ -48,24 +57,32 @@ export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Prom
           ...common,
           taskQueue: queue,
           workflowBundle: await workflowBundle(),
-          activities: createControlActivities({ orm: deps.orm, storage, config }),
+          activities: { ...createControlActivities({ orm: deps.orm, storage, config }), ...createWebhookActivities({ orm: deps.orm, config }) },
         }),
       );
     } else if (queue === TASK_QUEUES.fetch) {
-      const ytdlp = createYtDlpEngine({ binary: config.ytdlpPath, ffmpegLocation: ffmpegDir(config.ffmpegPath) });
+      const pluginArgs = config.ytdlpPluginDirs.flatMap((d) => ['--plugin-dirs', d]);
+      const ytdlp = createYtDlpEngine({ binary: config.ytdlpPath, ffmpegLocation: ffmpegDir(config.ffmpegPath), extraArgs: pluginArgs });
       const ffmpeg = createFfmpegEngine(config);
-      workers.push(
-        await Worker.create({ ...common, taskQueue: queue, activities: createFetchActivities({ ytdlp, ffmpeg, storage, config }), maxConcurrentActivityTaskExecutions: 4 }),
-      );
+      // Comments: PeerTube instances over their REST API, everything else through yt-dlp.
+      const providers = [
+        createPeerTubeProvider({ allowPrivateNetwork: config.allowPrivateNetwork }),
+        createYtDlpCommentsProvider({ binary: config.ytdlpPath, pluginDirs: config.ytdlpPluginDirs }),
+      ];
+      const activities = { ...createFetchActivities({ ytdlp, ffmpeg, storage, config }), ...createCommentsActivities({ providers, storage, config }) };
+      workers.push(await Worker.create({ ...common, taskQueue: queue, activities, maxConcurrentActivityTaskExecutions: 4 }));
     } else if (queue === TASK_QUEUES.process) {
       const ffmpeg = createFfmpegEngine(config);
       // ffmpeg is CPU-bound: one job per core is the useful concurrency.
-      workers.push(
-        await Worker.create({ ...common, taskQueue: queue, activities: createProcessActivities({ ffmpeg, storage }), maxConcurrentActivityTaskExecutions: 2 }),
-      );
+      const activities = { ...createProcessActivities({ ffmpeg, storage }), ...createEditActivities({ ffmpeg, storage }), ...createPreviewActivities({ ffmpeg, storage }) };
+      workers.push(await Worker.create({ ...common, taskQueue: queue, activities, maxConcurrentActivityTaskExecutions: 2 }));
     } else if (queue === TASK_QUEUES.speech) {
-      // No speech activities are registered yet (transcribe/translate come with the speech engine).
-      console.warn('media-speech: no activities to serve yet; skipping this queue');
+      const ffmpeg = createFfmpegEngine(config);
+      const whisper = createWhisperEngine({ python: config.whisperPython });
+      const { registry, translator } = createSpeechServices(config);
+      // faster-whisper uses every core for one job: one job at a time per speech worker.
+      const activities = createSpeechActivities({ whisper, ffmpeg, registry, translator, storage, config });
+      workers.push(await Worker.create({ ...common, taskQueue: queue, activities, maxConcurrentActivityTaskExecutions: 1 }));
     }
   }
   return workers;

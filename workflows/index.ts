@@ -1,2 +1,3 @@
 export { infoWorkflow } from './info.workflow';
 export { mediaJobWorkflow } from './media-job.workflow';
+export { webhookDeliveryWorkflow } from './webhook-delivery.workflow';

@@ -16,16 +16,19 @@ import type { Orchestrator } from '../../lib/orchestrator';
 import { Storage } from '../../lib/storage';
 import { startPostgres, type TestPostgres } from './postgres';
 
+/** A recorded start; params typed loosely so tests can read any operation's fields. */
+export type StartedJob = MediaJobInput & { params: Record<string, any> };
+
 /** Orchestrator stand-in for API tests: records starts, answers info from a settable function. */
 export class StubOrchestrator implements Orchestrator {
-  started: MediaJobInput[] = [];
+  started: StartedJob[] = [];
   failStart: Error | null = null;
   info: (url: string) => Promise<VideoInfo> = async () => {
     throw new Error('no info stub set');
   };
   async startJob(input: MediaJobInput): Promise<void> {
     if (this.failStart) throw this.failStart;
-    this.started.push(input);
+    this.started.push(input as StartedJob);
   }
   fetchInfo(url: string): Promise<VideoInfo> {
     return this.info(url);

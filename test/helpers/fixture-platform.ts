@@ -30,6 +30,19 @@ export const FIXTURE = {
   // known facts tests assert on
   videoHeights: [1080, 720, 480] as const,
   durationSeconds: 4,
+  /** Audio sources for processing tests (AAC in .m4a, stereo 44.1 kHz). */
+  audio: {
+    /** 6 s tone at about -30 LUFS. */
+    quiet: '/media/quiet.m4a',
+    /** 6 s tone at about -8 LUFS. */
+    loud: '/media/loud.m4a',
+    /** 9 s: 2 s silence, 2 s tone, 1 s silence, 2 s tone, 2 s silence. */
+    gaps: '/media/gaps.m4a',
+    /** 6 s of constant white noise (about -40 dBFS), with a tone from 2 s on. */
+    noisy: '/media/noisy.m4a',
+  },
+  /** A 4 s video with other content than the test pattern (a Mandelbrot zoom), 640x360. */
+  otherVideo: '/media/other.mp4',
   page: {
     title: 'Fixture Trailer',
     description: 'A generated test pattern with a tone.',
@@ -183,6 +196,35 @@ async function generateMedia(cacheDir: string): Promise<void> {
           '-t', DURATION, '-f', 'webm', tmp,
         ]),
       ),
+    ...(
+      [
+        ['quiet.m4a', ['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100:duration=6', '-af', 'volume=-8.2dB']],
+        ['loud.m4a', ['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100:duration=6', '-af', 'volume=13.8dB']],
+        ['gaps.m4a', ['-f', 'lavfi', '-i', "aevalsrc='if(between(t,2,4)+between(t,5,7),0.5*sin(2*PI*440*t),0)':s=44100:d=9"]],
+        [
+          'noisy.m4a',
+          [
+            '-f', 'lavfi', '-i', "aevalsrc='if(gte(t,2),0.3*sin(2*PI*440*t),0)':s=44100:d=6",
+            '-f', 'lavfi', '-i', 'anoisesrc=color=white:amplitude=0.02:seed=42:sample_rate=44100:duration=6',
+            '-filter_complex', '[0:a][1:a]amix=inputs=2:normalize=0',
+          ],
+        ],
+      ] as const
+    ).map(
+      ([name, input]) =>
+        () =>
+          ensureFile(path.join(media, name), (tmp) =>
+            ffmpeg([...input, '-c:a', 'aac', '-b:a', '128k', '-ar', '44100', '-ac', '2', '-movflags', '+faststart', '-f', 'ipod', tmp]),
+          ),
+    ),
+    () =>
+      ensureFile(path.join(media, 'other.mp4'), (tmp) =>
+        ffmpeg([
+          '-f', 'lavfi', '-i', `mandelbrot=size=640x360:rate=${FPS}`, ...audioSource(),
+          '-map', '0:v:0', '-map', '1:a:0', '-t', DURATION,
+          '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '64k', '-movflags', '+faststart', '-f', 'mp4', tmp,
+        ]),
+      ),
     () =>
       ensureFile(path.join(media, 'thumb.jpg'), (tmp) =>
         ffmpeg(['-f', 'lavfi', '-i', `testsrc2=size=320x180:rate=${FPS}:duration=1`, '-frames:v', '1', '-q:v', '4', '-f', 'image2', '-c:v', 'mjpeg', tmp]),
@@ -309,7 +351,7 @@ function noMediaPage(): string {
 
 /** Maps a request path to a file inside the cache dir, or null. */
 function resolveFile(cacheDir: string, pathname: string): string | null {
-  const media = /^\/media\/(v1080\.mp4|v720\.mp4|v480\.mp4|audio\.m4a|audio\.mp3|clip\.webm|thumb\.jpg)$/.exec(pathname);
+  const media = /^\/media\/(v1080\.mp4|v720\.mp4|v480\.mp4|audio\.m4a|audio\.mp3|clip\.webm|thumb\.jpg|quiet\.m4a|loud\.m4a|gaps\.m4a|noisy\.m4a|other\.mp4)$/.exec(pathname);
   if (media?.[1]) return path.join(cacheDir, 'media', media[1]);
   const hls = /^\/hls\/(1080|720|480)\/(index\.m3u8|seg\d+\.ts)$/.exec(pathname);
   if (hls?.[1] && hls[2]) return path.join(cacheDir, 'hls', hls[1], hls[2]);

@@ -48,14 +48,18 @@ export function localEnv(): Promise<TestWorkflowEnvironment> {
  */
 export async function driveToCompletion<T>(
   env: TestWorkflowEnvironment,
-  handle: { describe(): Promise<{ status: { name: string } }>; result(): Promise<T> },
-  opts: { stepMs?: number; realMs?: number; maxSteps?: number } = {},
+  handle: { describe(): Promise<{ status: { name: string }; raw: { pendingActivities?: unknown[] | null } }>; result(): Promise<T> },
+  opts: { stepMs?: number; realMs?: number; maxSteps?: number; holdWhileActivities?: boolean } = {},
 ): Promise<T> {
-  const { stepMs = 1000, realMs = 250, maxSteps = 20_000 } = opts;
+  // holdWhileActivities: never move time while an activity is pending (for workflows whose
+  // activities are not retried, so a pending activity is always one in flight).
+  const { stepMs = 1000, realMs = 250, maxSteps = 20_000, holdWhileActivities = false } = opts;
   for (let i = 0; i < maxSteps; i++) {
     if ((await handle.describe()).status.name !== 'RUNNING') return handle.result();
     await new Promise((r) => setTimeout(r, realMs));
-    if ((await handle.describe()).status.name !== 'RUNNING') return handle.result();
+    const d = await handle.describe();
+    if (d.status.name !== 'RUNNING') return handle.result();
+    if (holdWhileActivities && (d.raw.pendingActivities?.length ?? 0) > 0) continue;
     await env.sleep(stepMs);
   }
   throw new Error(`workflow still running after ${(maxSteps * stepMs) / 1000} s of virtual time`);

@@ -1,0 +1,82 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { CommentsError, countComments, pickProvider, toCommentsFile, type CommentSort, type CommentsProvider } from '../engines/comments/provider';
+import type { Config } from '../lib/config';
+import { FAILURE_TYPES, type JobOutput } from '../lib/job.types';
+import type { Storage } from '../lib/storage';
+import { checkUrlAddress } from '../lib/url-safety';
+import { keepAlive, progressReporter } from './heartbeat';
+
+export interface CommentsDeps {
+  /** In order of preference; the last one (yt-dlp) handles every URL. */
+  providers: CommentsProvider[];
+  storage: Storage;
+  config: Pick<Config, 'allowPrivateNetwork'>;
+}
+
+export interface ExtractCommentsInput {
+  jobId: string;
+  url: string;
+  maxComments: number;
+  sort: CommentSort;
+  includeReplies: boolean;
+  progressRange: [number, number];
+}
+
+export const COMMENTS_FILE_NAME = 'comments.json';
+
+/** Comment extraction for the `media-fetch` queue: picks the provider by URL, writes the comments JSON file. */
+export function createCommentsActivities(deps: CommentsDeps) {
+  const { providers, storage, config } = deps;
+  return {
+    async extractComments(input: ExtractCommentsInput): Promise<JobOutput> {
+      const check = await checkUrlAddress(input.url, config.allowPrivateNetwork);
+      if (!check.ok) throw ApplicationFailure.nonRetryable(`The source URL ${check.reason}`, FAILURE_TYPES.rejected);
+      const signal = Context.current().cancellationSignal;
+      const report = progressReporter(input.progressRange);
+      const stop = keepAlive();
+      try {
+        const provider = await pickProvider(providers, input.url, signal);
+        const result = await provider.extract({
+          url: input.url,
+          maxComments: input.maxComments,
+          sort: input.sort,
+          includeReplies: input.includeReplies,
+          signal,
+          onProgress: report,
+        });
+        const file = toCommentsFile(input.url, result);
+        const outputFile = storage.outputRelative(input.jobId, COMMENTS_FILE_NAME);
+        const abs = storage.filePath(outputFile);
+        await fs.mkdir(path.dirname(abs), { recursive: true });
+        await fs.writeFile(`${abs}.tmp`, JSON.stringify(file));
+        await fs.rename(`${abs}.tmp`, abs);
+        const topLevel = file.comments.length;
+        return {
+          outputFile,
+          resultData: {
+            title: file.title,
+            comment_count: countComments(file.comments),
+            top_level_count: topLevel,
+            reply_count: file.comment_count - topLevel,
+            sort: input.sort,
+          },
+        };
+      } catch (err) {
+        throw toFailure(err);
+      } finally {
+        stop();
+      }
+    },
+  };
+}
+
+export type CommentsActivities = ReturnType<typeof createCommentsActivities>;
+
+function toFailure(err: unknown): unknown {
+  if (!(err instanceof CommentsError)) return err;
+  if (err.kind === 'unsupported') return ApplicationFailure.nonRetryable(err.message, FAILURE_TYPES.unsupported);
+  if (err.kind === 'unavailable') return ApplicationFailure.nonRetryable(err.message, FAILURE_TYPES.unavailable);
+  return ApplicationFailure.retryable(err.message, 'CommentsFailed');
+}

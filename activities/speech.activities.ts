@@ -1,0 +1,263 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { FfmpegEngine } from '../engines/ffmpeg.engine';
+import { ModelSelectionError, type ModelChoice, type ModelRegistry } from '../engines/speech/model-registry';
+import { toSrt, toVtt, type Cue } from '../engines/speech/subtitles';
+import type { WhisperEngine, WhisperResult, WhisperSegment } from '../engines/speech/whisper.engine';
+import { WhisperError } from '../engines/speech/whisper.engine';
+import { planSpeechTranslation, targetsFromAnySpeech, type SpeechTranslationPlan } from '../engines/translate/speech-plan';
+import { translateRoute, type TranslationEngine } from '../engines/translate/translation-engine';
+import type { Config } from '../lib/config';
+import { FAILURE_TYPES, type JobOutput, type SpeechOutputFormat, type TranscribeParams, type TranslateParams } from '../lib/job.types';
+import type { Storage } from '../lib/storage';
+import { keepAlive, progressReporter } from './heartbeat';
+
+export interface SpeechDeps {
+  whisper: WhisperEngine;
+  ffmpeg: FfmpegEngine;
+  registry: ModelRegistry;
+  translator: TranslationEngine;
+  storage: Storage;
+  config: Pick<Config, 'dataDir'>;
+}
+
+export interface SpeechInput<P> {
+  jobId: string;
+  /** Downloaded source, relative to the job's work folder. */
+  sourceFile: string;
+  params: P;
+  progressRange: [number, number];
+}
+
+/** faster-whisper (+ Apertium) activities for the `media-speech` queue. */
+export function createSpeechActivities(deps: SpeechDeps) {
+  const { whisper, ffmpeg, registry, translator, storage, config } = deps;
+
+  /** 16 kHz mono PCM WAV of the source's audio, in the job's work folder. */
+  async function extractAudio(jobId: string, sourceFile: string): Promise<string> {
+    const src = path.join(storage.workDirOf(jobId), sourceFile);
+    const probe = await ffmpeg.probe(src).catch((e: Error) => {
+      throw ApplicationFailure.nonRetryable(`The downloaded file is not readable media: ${e.message}`, FAILURE_TYPES.unavailable);
+    });
+    if (!probe.streams.some((s) => s.codec_type === 'audio')) {
+      throw ApplicationFailure.nonRetryable('The source has no audio track to transcribe', FAILURE_TYPES.unavailable);
+    }
+    const wav = path.join(storage.workDirOf(jobId), 'speech', 'audio.wav');
+    await fs.mkdir(path.dirname(wav), { recursive: true });
+    await ffmpeg.transcode({
+      input: src,
+      output: wav,
+      outputOptions: ['-map', '0:a:0', '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le'],
+      signal: Context.current().cancellationSignal,
+    });
+    return wav;
+  }
+
+  function choose(size: TranscribeParams['model_size'], language: string | null): ModelChoice {
+    try {
+      return registry.select(size, language);
+    } catch (err) {
+      if (err instanceof ModelSelectionError) throw ApplicationFailure.nonRetryable(err.message, FAILURE_TYPES.rejected);
+      throw err;
+    }
+  }
+
+  async function recognise(
+    jobId: string,
+    wav: string,
+    choice: ModelChoice,
+    opts: { language: string | null; tasks: ('transcribe' | 'translate')[]; words: boolean; skip?: string[]; report: (f: number) => void },
+  ): Promise<WhisperResult> {
+    const stop = keepAlive();
+    try {
+      return await whisper.run({
+        model: choice.model,
+        allowDownload: choice.download,
+        downloadRoot: choice.download ? path.join(config.dataDir, 'models') : undefined,
+        audio: wav,
+        language: opts.language,
+        tasks: opts.tasks,
+        translateSkipLanguages: opts.skip,
+        wordTimestamps: opts.words,
+        output: path.join(path.dirname(wav), 'whisper.json'),
+        signal: Context.current().cancellationSignal,
+        onProgress: opts.report,
+      });
+    } catch (err) {
+      if (err instanceof WhisperError && err.runnerMessage && /Invalid data|could not decode|EOF|InvalidDataError/i.test(err.runnerMessage)) {
+        throw ApplicationFailure.nonRetryable(`The audio could not be decoded: ${err.runnerMessage}`, FAILURE_TYPES.unavailable);
+      }
+      throw err;
+    } finally {
+      stop();
+    }
+  }
+
+  async function writeOutput(jobId: string, format: SpeechOutputFormat, json: unknown, cues: Cue[]): Promise<string> {
+    const relative = storage.outputRelative(jobId, `output.${format}`);
+    const out = storage.filePath(relative);
+    await fs.mkdir(path.dirname(out), { recursive: true });
+    const body = format === 'json' ? `${JSON.stringify(json, null, 2)}\n` : format === 'srt' ? toSrt(cues) : toVtt(cues);
+    await fs.writeFile(out, body, 'utf8');
+    return relative;
+  }
+
+  return {
+    /** Speech → text with timestamps (JSON with words, SRT or VTT). */
+    async transcribe(input: SpeechInput<TranscribeParams>): Promise<JobOutput> {
+      const started = performance.now();
+      const p = input.params;
+      const choice = choose(p.model_size, p.language);
+      const report = progressReporter(input.progressRange);
+      const wav = await extractAudio(input.jobId, input.sourceFile);
+      report(0.03);
+      const words = p.word_timestamps && p.output_format === 'json';
+      const result = await recognise(input.jobId, wav, choice, { language: p.language, tasks: ['transcribe'], words, report: (f) => report(0.03 + 0.95 * f) });
+      const segments = result.passes.transcribe?.segments ?? [];
+      const text = joinText(segments.map((s) => s.text));
+      const json = {
+        text,
+        language: result.language,
+        segments: segments.map((s) => ({ start: s.start, end: s.end, text: s.text, ...(words ? { words: s.words ?? [] } : {}) })),
+      };
+      const outputFile = await writeOutput(input.jobId, p.output_format, json, segments);
+      const seconds = (performance.now() - started) / 1000;
+      return {
+        outputFile,
+        resultData: {
+          language: result.language,
+          text,
+          duration: result.duration,
+          segment_count: segments.length,
+          output_format: p.output_format,
+          language_probability: result.language_probability,
+          language_candidates: result.language_candidates,
+          realtime_factor: round2(result.duration / seconds),
+          processing_seconds: round2(seconds),
+          model: choice.name,
+        },
+      };
+    },
+
+    /** Speech → text in another language, segments aligned one to one with the transcription. */
+    async translate(input: SpeechInput<TranslateParams>): Promise<JobOutput> {
+      const started = performance.now();
+      const p = input.params;
+      const target = p.target_language;
+      const pairs = translator.pairs();
+      const known = p.source_language ? planSpeechTranslation(pairs, p.source_language, target) : null;
+      if (p.source_language && !known) throw noPath(p.source_language, target, pairs.length ? targetsFromAnySpeech(pairs) : ['en']);
+      // Whisper's speech translation (→ English) runs in the same model load when it may be needed;
+      // it is skipped for languages that need none (the target itself, or a text route exists).
+      const needsWhisperEnglish = (lang: string) => {
+        const plan = planSpeechTranslation(pairs, lang, target);
+        return plan?.kind === 'whisper' || plan?.kind === 'whisper+text';
+      };
+      const mayNeedWhisper = known ? needsWhisperEnglish(p.source_language!) : true;
+      const choice = choose(p.model_size, p.source_language);
+      const report = progressReporter(input.progressRange);
+      const wav = await extractAudio(input.jobId, input.sourceFile);
+      report(0.03);
+      const skip = known ? [] : ['en', target, ...new Set(pairs.map((q) => q.from).filter((l) => !needsWhisperEnglish(l)))];
+      const result = await recognise(input.jobId, wav, choice, {
+        language: p.source_language,
+        tasks: mayNeedWhisper && !choice.englishOnly ? ['transcribe', 'translate'] : ['transcribe'],
+        words: false,
+        skip,
+        report: (f) => report(0.03 + 0.9 * f),
+      });
+      const source = result.language;
+      const plan = known ?? planSpeechTranslation(pairs, source, target);
+      if (!plan) throw noPath(source, target, targetsFromAnySpeech(pairs));
+      const segments = result.passes.transcribe?.segments ?? [];
+      const originals = segments.map((s) => s.text);
+      let texts: string[];
+      let engine: string;
+      let route: string[];
+      if (plan.kind === 'same') {
+        texts = originals;
+        engine = 'none';
+        route = [source];
+      } else if (plan.kind === 'text') {
+        texts = await translateRoute(translator, originals, plan.route, Context.current().cancellationSignal);
+        engine = translator.name;
+        route = plan.route;
+      } else {
+        const english = alignByTime(segments, result.passes.translate?.segments ?? []);
+        texts = plan.kind === 'whisper' ? english : await translateRoute(translator, english, plan.route, Context.current().cancellationSignal);
+        engine = plan.kind === 'whisper' ? 'whisper' : `whisper+${translator.name}`;
+        route = plan.kind === 'whisper' ? [source, 'en'] : [source, ...plan.route];
+      }
+      report(0.98);
+      const aligned = segments.map((s, i) => ({ start: s.start, end: s.end, original: s.text, text: texts[i] ?? '' }));
+      const originalText = joinText(originals);
+      const translatedText = joinText(texts);
+      const json = { source_language: source, target_language: target, original_text: originalText, translated_text: translatedText, segments: aligned };
+      const outputFile = await writeOutput(input.jobId, p.output_format, json, aligned);
+      const seconds = (performance.now() - started) / 1000;
+      return {
+        outputFile,
+        resultData: {
+          source_language: source,
+          target_language: target,
+          original_text: originalText,
+          translated_text: translatedText,
+          segment_count: aligned.length,
+          output_format: p.output_format,
+          duration: result.duration,
+          language_probability: result.language_probability,
+          language_candidates: result.language_candidates,
+          translation_engine: engine,
+          translation_route: route,
+          realtime_factor: round2(result.duration / seconds),
+          processing_seconds: round2(seconds),
+          model: choice.name,
+        },
+      };
+    },
+  };
+}
+
+export type SpeechActivities = ReturnType<typeof createSpeechActivities>;
+
+/**
+ * One text per original segment from a second segmentation of the same audio (Whisper's English
+ * translation pass): each translated segment goes to the original segment it overlaps most.
+ */
+export function alignByTime(originals: Pick<WhisperSegment, 'start' | 'end'>[], other: Pick<WhisperSegment, 'start' | 'end' | 'text'>[]): string[] {
+  const buckets: string[][] = originals.map(() => []);
+  if (originals.length === 0) return [];
+  for (const seg of other) {
+    let best = -1;
+    let bestScore = -Infinity;
+    originals.forEach((o, i) => {
+      const overlap = Math.min(o.end, seg.end) - Math.max(o.start, seg.start);
+      // no overlap: the nearest segment (negative distance) still wins over nothing
+      if (overlap > bestScore) {
+        bestScore = overlap;
+        best = i;
+      }
+    });
+    buckets[best]!.push(seg.text);
+  }
+  return buckets.map((b) => joinText(b));
+}
+
+function joinText(parts: string[]): string {
+  return parts
+    .map((t) => t.trim())
+    .filter(Boolean)
+    .join(' ');
+}
+
+function round2(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+function noPath(source: string, target: string, fromAny: string[]): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(
+    `No translation path from "${source}" to "${target}" on this server; any speech can be translated into: ${fromAny.join(', ')} (GET /v1/languages lists every pair)`,
+    FAILURE_TYPES.rejected,
+  );
+}

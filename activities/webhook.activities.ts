@@ -1,0 +1,102 @@
+import type { MikroORM } from '@mikro-orm/core';
+import { WebhookDelivery, WebhookEndpoint, type WebhookEvent } from '../db/webhook.entity';
+import { Job } from '../db/job.entity';
+import { serverSecret } from '../db/secrets';
+import type { Config } from '../lib/config';
+import { FileLinks } from '../lib/file-links';
+import { performAttempt, type AttemptInput } from '../lib/webhook-delivery';
+
+export interface DeliveryTarget {
+  /** Part of the child workflow id: `ep{id}` for an endpoint, `job` for the job's own webhook_url. */
+  key: string;
+  webhookId: number | null;
+  url: string;
+}
+
+export interface EventPlan {
+  accountId: string;
+  /** The exact body every attempt to every target sends. */
+  body: string;
+  targets: DeliveryTarget[];
+  /** Attempt offsets from the first attempt, ms. */
+  scheduleMs: number[];
+}
+
+export interface AttemptResult {
+  outcome: 'succeeded' | 'failed' | 'gone';
+  startedAtMs: number;
+  finishedAtMs: number;
+}
+
+export interface WebhookDeps {
+  orm: MikroORM;
+  config: Pick<Config, 'allowPrivateNetwork' | 'publicBaseUrl' | 'webhookRetryScheduleMs' | 'webhookTimeoutMs'>;
+  /** Clock; tests inject the time-skipping server's virtual time. */
+  now?: () => Promise<number>;
+}
+
+/** Webhook activities for the `control` queue: planning an event, one attempt, target checks. */
+export function createWebhookActivities(deps: WebhookDeps) {
+  const { orm, config } = deps;
+  const now = deps.now ?? (async () => Date.now());
+  let links: FileLinks | null = null;
+
+  return {
+    /** Builds the event body once and lists its targets: subscribed active endpoints plus the job's webhook_url. */
+    async planJobEvent(input: { jobId: string; event: WebhookEvent }): Promise<EventPlan> {
+      const em = orm.em.fork();
+      const job = await em.findOneOrFail(Job, input.jobId);
+      links ??= new FileLinks(await serverSecret(em, 'file-links'), config.publicBaseUrl);
+      const completed = job.status === 'completed';
+      const body = JSON.stringify({
+        event: input.event,
+        timestamp: new Date(await now()).toISOString(),
+        data: {
+          job_id: job.id,
+          job_type: job.jobType,
+          status: job.status,
+          source_url: job.sourceUrl,
+          download_url: completed && job.outputFile && job.expiresAt ? links.url(job.id, job.expiresAt) : null,
+          result_data: completed ? job.resultData : null,
+          credits_charged: job.creditsCharged,
+          created_at: job.createdAt.toISOString(),
+          completed_at: job.completedAt?.toISOString() ?? null,
+        },
+      });
+      const endpoints = await em.find(WebhookEndpoint, { accountId: job.accountId, isActive: true }, { orderBy: { id: 'asc' } });
+      const targets: DeliveryTarget[] = endpoints
+        .filter((e) => e.events.length === 0 || e.events.includes(input.event))
+        .map((e) => ({ key: `ep${e.id}`, webhookId: e.id, url: e.url }));
+      if (job.webhookUrl) targets.push({ key: 'job', webhookId: null, url: job.webhookUrl });
+      return { accountId: job.accountId, body, targets, scheduleMs: config.webhookRetryScheduleMs };
+    },
+
+    /** One attempt; never retried by Temporal (the workflow's durable timers schedule retries). */
+    async attemptDelivery(
+      input: Omit<AttemptInput, 'nextAttemptAt'> & { firstAttemptAtMs: number | null; nextOffsetMs: number | null },
+    ): Promise<AttemptResult> {
+      const startedAtMs = await now();
+      const { firstAttemptAtMs, nextOffsetMs, ...rest } = input;
+      const nextAttemptAt = nextOffsetMs === null ? null : new Date((firstAttemptAtMs ?? startedAtMs) + nextOffsetMs);
+      const record = await performAttempt(
+        orm.em.fork(),
+        { ...rest, nextAttemptAt },
+        { allowPrivateNetwork: config.allowPrivateNetwork, timeoutMs: config.webhookTimeoutMs, now: async () => startedAtMs },
+      );
+      const outcome = record.status === 'succeeded' ? 'succeeded' : record.statusCode === 410 ? 'gone' : 'failed';
+      return { outcome, startedAtMs, finishedAtMs: await now() };
+    },
+
+    /** False when the endpoint was deleted or deactivated; then no attempt is announced as pending any more. */
+    async deliveryTargetActive(input: { deliveryId: string; webhookId: number | null }): Promise<boolean> {
+      if (input.webhookId === null) return true;
+      const em = orm.em.fork();
+      const endpoint = await em.findOne(WebhookEndpoint, input.webhookId);
+      if (endpoint?.isActive) return true;
+      await em.nativeUpdate(WebhookDelivery, { deliveryId: input.deliveryId, nextAttemptAt: { $ne: null } }, { nextAttemptAt: null });
+      return false;
+    },
+  };
+}
+
+export type WebhookActivities = ReturnType<typeof createWebhookActivities>;

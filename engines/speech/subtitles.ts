@@ -1,0 +1,43 @@
+// SRT and WebVTT writers for timed text (transcription segments, or translated segments).
+
+export interface Cue {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** `HH:MM:SS,mmm` (SRT) or `HH:MM:SS.mmm` (VTT) from seconds. */
+export function formatTimestamp(seconds: number, sep: ',' | '.'): string {
+  const ms = Math.max(0, Math.round(seconds * 1000));
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const s = Math.floor((ms % 60_000) / 1000);
+  const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+  return `${pad(h)}:${pad(m)}:${pad(s)}${sep}${pad(ms % 1000, 3)}`;
+}
+
+/** Cues with text, in time order, each ending after it starts and no earlier than the previous one starts. */
+function clean(cues: Cue[]): Cue[] {
+  const out: Cue[] = [];
+  for (const c of [...cues].sort((a, b) => a.start - b.start)) {
+    const text = c.text.replace(/\r/g, '').replace(/\n{2,}/g, '\n').replace(/-->/g, '->').trim();
+    if (!text) continue;
+    const start = Math.max(0, c.start);
+    const end = Math.max(c.end, start + 0.001);
+    out.push({ start, end, text });
+  }
+  return out;
+}
+
+export function toSrt(cues: Cue[]): string {
+  return clean(cues)
+    .map((c, i) => `${i + 1}\n${formatTimestamp(c.start, ',')} --> ${formatTimestamp(c.end, ',')}\n${c.text}\n`)
+    .join('\n');
+}
+
+export function toVtt(cues: Cue[]): string {
+  const body = clean(cues)
+    .map((c) => `${formatTimestamp(c.start, '.')} --> ${formatTimestamp(c.end, '.')}\n${c.text}\n`)
+    .join('\n');
+  return `WEBVTT\n\n${body}`;
+}

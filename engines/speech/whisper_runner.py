@@ -1,0 +1,87 @@
+"""Runs faster-whisper on one audio file for the media-speech worker.
+
+Input: one JSON argument (see WhisperRunRequest in whisper.engine.ts). Output: JSON lines on
+stdout ({"event": "progress", "done": seconds_of_audio_done, "total": seconds}), the result as
+JSON in the file named by "output", and a last {"event": "done"} line. Job logic stays in TypeScript.
+"""
+import json
+import os
+import sys
+import time
+
+
+def emit(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def main():
+    req = json.loads(sys.argv[1])
+    from faster_whisper import WhisperModel  # imported late: argument errors answer fast
+
+    t0 = time.monotonic()
+    model = WhisperModel(
+        req["model"],
+        device="cpu",
+        compute_type=req.get("compute_type") or "int8",
+        cpu_threads=int(req.get("cpu_threads") or 0),
+        download_root=req.get("download_root"),
+        local_files_only=not req.get("allow_download", False),
+    )
+    load_s = time.monotonic() - t0
+
+    tasks = req.get("tasks") or ["transcribe"]
+    language = req.get("language")
+    words = bool(req.get("word_timestamps", True))
+    result = {"passes": {}, "timings": {"load_s": round(load_s, 3)}}
+    skip = set(req.get("translate_skip_languages") or [])
+    for index, task in enumerate(tasks):
+        if task == "translate" and index > 0 and language in skip:
+            continue  # the detected language needs no speech translation (e.g. it is English already)
+        t1 = time.monotonic()
+        segments, info = model.transcribe(
+            req["audio"],
+            task=task,
+            language=language,
+            beam_size=int(req.get("beam_size") or 5),
+            vad_filter=True,
+            word_timestamps=words and task == "transcribe",
+        )
+        if index == 0:
+            language = info.language
+            result["language"] = info.language
+            result["language_probability"] = round(float(info.language_probability), 4)
+            probs = info.all_language_probs or [(info.language, info.language_probability)]
+            result["language_candidates"] = [
+                {"language": code, "probability": round(float(p), 4)} for code, p in probs[:3]
+            ]
+            result["duration"] = round(float(info.duration), 3)
+            result["duration_after_vad"] = round(float(info.duration_after_vad), 3)
+        out = []
+        total = float(info.duration) or 1.0
+        for seg in segments:  # a generator: decoding happens while we iterate
+            item = {"start": round(seg.start, 3), "end": round(seg.end, 3), "text": seg.text.strip()}
+            if seg.words is not None and words and task == "transcribe":
+                item["words"] = [
+                    {"word": w.word.strip(), "start": round(w.start, 3), "end": round(w.end, 3), "probability": round(w.probability, 4)}
+                    for w in seg.words
+                ]
+            out.append(item)
+            emit({"event": "progress", "pass": index, "passes": len(tasks), "done": min(seg.end, total), "total": total})
+        emit({"event": "progress", "pass": index, "passes": len(tasks), "done": total, "total": total})
+        result["passes"][task] = {"segments": out}
+        result["timings"][task + "_s"] = round(time.monotonic() - t1, 3)
+
+    tmp = req["output"] + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(result, f, ensure_ascii=False)
+    os.replace(tmp, req["output"])
+    emit({"event": "done"})
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception as exc:  # one readable line for the activity's error message
+        emit({"event": "error", "message": f"{type(exc).__name__}: {exc}"})
+        sys.exit(1)

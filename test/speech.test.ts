@@ -1,0 +1,267 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createSpeechActivities, alignByTime } from '../activities/speech.activities';
+import { createFfmpegEngine } from '../engines/ffmpeg.engine';
+import { inspectModelDir, ModelRegistry, ModelSelectionError } from '../engines/speech/model-registry';
+import { createSpeechServices } from '../engines/speech/services';
+import { toSrt, toVtt } from '../engines/speech/subtitles';
+import { createWhisperEngine } from '../engines/speech/whisper.engine';
+import { createApertiumEngine, modesToPairs } from '../engines/translate/apertium.engine';
+import { planSpeechTranslation } from '../engines/translate/speech-plan';
+import { planRoute, reachablePairs, translateRoute, type LanguagePair } from '../engines/translate/translation-engine';
+import { loadConfig } from '../lib/config';
+import type { JobOutput, TranscribeParams, TranslateParams } from '../lib/job.types';
+import { Storage } from '../lib/storage';
+import { activityEnv } from './helpers/activity-env';
+import { EXPECTED, SPEECH_DIR } from './helpers/speech-fixtures';
+import { assertMonotonic, parseSrtStrict, parseVttStrict, wordErrorRate } from './helpers/subtitles';
+
+
+describe('speech: model registry, Apertium and the faster-whisper activities', function () {
+  const config = loadConfig({ ...process.env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-speech-')) });
+  const storage = new Storage(config);
+  const services = createSpeechServices(config);
+  const activities = createSpeechActivities({
+    whisper: createWhisperEngine({ python: config.whisperPython }),
+    ffmpeg: createFfmpegEngine(config),
+    ...services,
+    storage,
+    config,
+  });
+  let n = 0;
+
+  after(() => fs.rmSync(config.dataDir, { recursive: true, force: true }));
+
+  /** Puts a shared recording where downloadSource would have left it; returns the relative path. */
+  function stage(file: string): { jobId: string; sourceFile: string } {
+    const jobId = `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`;
+    const rel = path.join('download', file);
+    fs.mkdirSync(path.join(storage.workDirOf(jobId), 'download'), { recursive: true });
+    fs.symlinkSync(path.join(SPEECH_DIR, file), path.join(storage.workDirOf(jobId), rel));
+    return { jobId, sourceFile: rel };
+  }
+
+  async function transcribe(file: string, p: Partial<TranscribeParams>, progress: number[] = []) {
+    const { jobId, sourceFile } = stage(file);
+    const params: TranscribeParams = { url: 'http://x/', language: null, output_format: 'json', word_timestamps: true, model_size: 'base', webhook_url: null, ...p };
+    const out = (await activityEnv((v) => progress.push(v)).run(activities.transcribe, { jobId, sourceFile, params, progressRange: [15, 99] as [number, number] })) as JobOutput;
+    return { out, body: fs.readFileSync(storage.filePath(out.outputFile), 'utf8') };
+  }
+
+  async function translate(file: string, p: Partial<TranslateParams>) {
+    const { jobId, sourceFile } = stage(file);
+    const params: TranslateParams = { url: 'http://x/', target_language: 'es', source_language: null, output_format: 'json', model_size: 'base', webhook_url: null, ...p };
+    const out = (await activityEnv().run(activities.translate, { jobId, sourceFile, params, progressRange: [15, 99] as [number, number] })) as JobOutput;
+    return { out, body: fs.readFileSync(storage.filePath(out.outputFile), 'utf8') };
+  }
+
+  describe('model registry', () => {
+    it('finds the installed PyPI models and reads size and English-only from model.bin', () => {
+      const models = services.registry.list();
+      const tiny = models.find((m) => m.name === 'tiny.en');
+      const base = models.find((m) => m.name === 'base');
+      assert.ok(tiny, `tiny.en installed: ${JSON.stringify(models)}`);
+      assert.ok(base, `base installed: ${JSON.stringify(models)}`);
+      assert.equal(tiny.englishOnly, true);
+      assert.equal(base.englishOnly, false);
+      assert.deepEqual(services.registry.servedSizes(), ['tiny', 'base']);
+    });
+
+    it('refuses uninstalled sizes naming the installed ones, and English-only models for other languages', () => {
+      assert.throws(() => services.registry.select('small', null), (e: Error) => e instanceof ModelSelectionError && /"small" is not installed/.test(e.message) && /tiny \(English-only, tiny\.en\), base/.test(e.message));
+      assert.throws(() => services.registry.select('tiny', null), /English-only model tiny\.en, which serves language "en" only/);
+      assert.throws(() => services.registry.select('tiny', 'fr'), /English-only/);
+      assert.equal(services.registry.select('tiny', 'en').name, 'tiny.en');
+      assert.equal(services.registry.select('base', 'en').name, 'base');
+    });
+
+    it('takes extra model folders from a setting and ignores truncated models', () => {
+      const extra = fs.mkdtempSync(path.join(os.tmpdir(), 'models-'));
+      try {
+        const tiny = services.registry.list().find((m) => m.name === 'tiny.en')!;
+        const copy = path.join(extra, 'my-tiny');
+        fs.mkdirSync(copy);
+        for (const f of ['model.bin', 'config.json', 'tokenizer.json', 'vocabulary.txt']) fs.symlinkSync(path.join(tiny.dir, f), path.join(copy, f));
+        const broken = path.join(extra, 'broken');
+        fs.mkdirSync(broken);
+        const fd = fs.openSync(path.join(tiny.dir, 'model.bin'), 'r');
+        const head = Buffer.alloc(4 << 20);
+        fs.readSync(fd, head, 0, head.length, 0);
+        fs.closeSync(fd);
+        fs.writeFileSync(path.join(broken, 'model.bin'), head);
+        for (const f of ['config.json', 'tokenizer.json']) fs.copyFileSync(path.join(tiny.dir, f), path.join(broken, f));
+        assert.equal(inspectModelDir(broken), null, 'a model.bin cut short is not a model');
+        const reg = new ModelRegistry({ venvDir: path.join(extra, 'no-venv'), extraDirs: [extra], autoDownload: false });
+        assert.deepEqual(reg.list().map((m) => [m.name, m.dir]), [['tiny.en', copy]]);
+        assert.deepEqual(reg.servedSizes(), ['tiny']);
+        const auto = new ModelRegistry({ venvDir: path.join(extra, 'no-venv'), extraDirs: [], autoDownload: true });
+        assert.deepEqual(auto.servedSizes(), ['tiny', 'base', 'small', 'medium']);
+        assert.deepEqual(auto.select('small', null), { model: 'small', name: 'small', englishOnly: false, download: true });
+      } finally {
+        fs.rmSync(extra, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe('translation routes', () => {
+    const pairs: LanguagePair[] = [
+      { from: 'fr', to: 'es' },
+      { from: 'es', to: 'en' },
+      { from: 'en', to: 'es' },
+      { from: 'is', to: 'en' },
+      { from: 'es', to: 'pt' },
+      { from: 'pt', to: 'gl' },
+      { from: 'fr', to: 'en' },
+    ];
+    it('prefers a direct pair, then English as pivot, then the shortest path; null when none', () => {
+      assert.deepEqual(planRoute(pairs, 'fr', 'es'), ['fr', 'es']);
+      assert.deepEqual(planRoute(pairs, 'is', 'es'), ['is', 'en', 'es']);
+      assert.deepEqual(planRoute(pairs, 'fr', 'gl'), ['fr', 'es', 'pt', 'gl']);
+      assert.equal(planRoute(pairs, 'gl', 'fr'), null);
+      assert.deepEqual(planSpeechTranslation(pairs, 'de', 'pt'), { kind: 'whisper+text', route: ['en', 'es', 'pt'] });
+      assert.deepEqual(planSpeechTranslation(pairs, 'de', 'en'), { kind: 'whisper' });
+      assert.equal(planSpeechTranslation(pairs, 'de', 'ja'), null);
+    });
+
+    it('maps the installed Apertium modes to more than 50 directed pairs', () => {
+      const direct = services.translator.pairs();
+      assert.ok(direct.some((p) => p.from === 'en' && p.to === 'es'));
+      assert.ok(direct.length >= 50, `direct pairs: ${direct.length}`);
+      assert.ok(reachablePairs(direct).length > 50);
+      assert.deepEqual(
+        modesToPairs(['eng-spa.mode', 'spa-eng.mode', 'eng-hbs_HR.mode', 'eng-cat_valencia.mode', 'en-eo-bytecode.mode']).map((m) => `${m.pair.from}>${m.pair.to}:${m.mode}`),
+        ['en>hr:eng-hbs_HR', 'en>es:eng-spa', 'es>en:spa-eng'],
+      );
+    });
+
+    it('translates text through a pivot with the real Apertium, keeping one line per segment', async () => {
+      const route = planRoute(services.translator.pairs(), 'gl', 'ca');
+      assert.deepEqual(route, ['gl', 'en', 'ca'], 'Galician → English → Catalan');
+      const out = await translateRoute(services.translator, ['O meu país é grande.', 'Bos días.'], route!);
+      assert.equal(out.length, 2);
+      assert.match(out[0]!, /país/);
+      const none = createApertiumEngine({ binary: 'apertium', modesDir: '/nonexistent' });
+      assert.deepEqual(none.pairs(), []);
+    });
+
+    it('aligns a second segmentation to the original segments by overlap', () => {
+      const orig = [{ start: 0, end: 4 }, { start: 4, end: 8 }, { start: 9, end: 10 }];
+      assert.deepEqual(alignByTime(orig, [{ start: 0, end: 3, text: 'a' }, { start: 3.5, end: 7, text: 'b' }, { start: 7, end: 8, text: 'c' }]), ['a', 'b c', '']);
+    });
+  });
+
+  describe('subtitle writers', () => {
+    it('write strict SRT and VTT with monotonic timings', () => {
+      const cues = [{ start: 0, end: 1.5, text: 'one' }, { start: 1.5, end: 3661.0016, text: 'two\n\nlines' }, { start: 4000, end: 4000, text: '  ' }];
+      const srt = parseSrtStrict(toSrt(cues));
+      assert.deepEqual(srt.map((c) => [c.start, c.end, c.text]), [[0, 1.5, 'one'], [1.5, 3661.002, 'two\nlines']]);
+      assert.match(toSrt(cues), /^1\n00:00:00,000 --> 00:00:01,500\none\n\n2\n00:00:01,500 --> 01:01:01,002\n/);
+      const vtt = parseVttStrict(toVtt(cues));
+      assertMonotonic(vtt);
+      assert.equal(vtt.length, 2);
+      assert.throws(() => parseSrtStrict('1\n00:00:00.000 --> 00:00:01,000\nx\n'), /bad timing/);
+      assert.throws(() => parseVttStrict('1\n00:00:00.000 --> 00:00:01.000\nx\n'), /WEBVTT/);
+    });
+  });
+
+  describe('transcription (real faster-whisper, int8, offline)', () => {
+    it('jfk.wav with base: the reference text within 10% WER, language en with top-3 candidates, words inside segments', async () => {
+      const progress: number[] = [];
+      const { out, body } = await transcribe('jfk.wav', { model_size: 'base' }, progress);
+      const json = JSON.parse(body) as { text: string; language: string; segments: { start: number; end: number; text: string; words: { word: string; start: number; end: number; probability: number }[] }[] };
+      assert.deepEqual(Object.keys(json), ['text', 'language', 'segments']);
+      assert.equal(json.language, 'en');
+      const wer = wordErrorRate(EXPECTED['jfk.wav']!.text!, json.text);
+      assert.ok(wer <= 0.1, `WER ${wer}: ${json.text}`);
+      assert.ok(json.segments.length >= 1);
+      for (const s of json.segments) {
+        assert.deepEqual(Object.keys(s), ['start', 'end', 'text', 'words']);
+        assert.ok(s.end > s.start && s.words.length > 0);
+        for (const w of s.words) {
+          assert.deepEqual(Object.keys(w), ['word', 'start', 'end', 'probability']);
+          assert.ok(w.start >= s.start && w.end <= s.end && w.end >= w.start, `word ${JSON.stringify(w)} inside segment ${s.start}–${s.end}`);
+          assert.ok(w.probability >= 0 && w.probability <= 1);
+        }
+      }
+      const rd = out.resultData;
+      assert.equal(rd.language, 'en');
+      assert.equal(rd.text, json.text);
+      assert.equal(rd.segment_count, json.segments.length);
+      assert.equal(rd.output_format, 'json');
+      assert.ok(Math.abs((rd.duration as number) - 11) < 0.1);
+      assert.ok((rd.realtime_factor as number) > 0);
+      assert.equal(rd.model, 'base');
+      const cands = rd.language_candidates as { language: string; probability: number }[];
+      assert.equal(cands.length, 3);
+      assert.equal(cands[0]!.language, 'en');
+      assert.equal(rd.language_probability, cands[0]!.probability);
+      assert.ok(cands[0]!.probability >= cands[1]!.probability && cands[1]!.probability >= cands[2]!.probability);
+      assert.ok(progress.length >= 2 && progress.at(-1)! >= 95, `progress ${progress.join(',')}`);
+      assert.deepEqual([...progress].sort((a, b) => a - b), progress, 'progress only grows');
+    });
+
+    it('french.aiff is detected as French', async () => {
+      const { out, body } = await transcribe('french.aiff', { model_size: 'base', output_format: 'json', word_timestamps: false });
+      const json = JSON.parse(body) as { language: string; text: string; segments: object[] };
+      assert.equal(json.language, 'fr');
+      assert.equal(out.resultData.language, 'fr');
+      assert.match(json.text.toLowerCase(), /dictée/);
+      for (const s of json.segments) assert.ok(!('words' in s), 'word_timestamps false: no words');
+    });
+
+    it('SRT (tiny.en, English given) and VTT (base) pass strict parsers with monotonic timings', async () => {
+      const srt = await transcribe('jfk.wav', { model_size: 'tiny', language: 'en', output_format: 'srt' });
+      assert.equal(srt.out.resultData.model, 'tiny.en');
+      assert.equal(srt.out.resultData.output_format, 'srt');
+      const cues = parseSrtStrict(srt.body);
+      assertMonotonic(cues);
+      assert.ok(wordErrorRate(EXPECTED['jfk.wav']!.text!, cues.map((c) => c.text).join(' ')) <= 0.15);
+      const vtt = await transcribe('english.wav', { model_size: 'base', output_format: 'vtt' });
+      const vcues = parseVttStrict(vtt.body);
+      assertMonotonic(vcues);
+      assert.match(vcues.map((c) => c.text).join(' ').toLowerCase(), /one|1/);
+      assert.ok(vcues.at(-1)!.end <= 3);
+    });
+  });
+
+  describe('translation (Whisper and Apertium)', () => {
+    it('jfk into Spanish (English → Spanish, direct pair): Spanish text, segments aligned one to one', async () => {
+      const { out, body } = await translate('jfk.wav', { target_language: 'es', source_language: 'en', model_size: 'tiny' });
+      const json = JSON.parse(body) as { source_language: string; target_language: string; original_text: string; translated_text: string; segments: { start: number; end: number; original: string; text: string }[] };
+      assert.deepEqual(Object.keys(json), ['source_language', 'target_language', 'original_text', 'translated_text', 'segments']);
+      assert.equal(json.source_language, 'en');
+      assert.equal(json.target_language, 'es');
+      assert.match(json.translated_text, /país/);
+      assert.ok(wordErrorRate(EXPECTED['jfk.wav']!.text!, json.original_text) <= 0.15);
+      assert.equal(json.segments.map((s) => s.original).join(' '), json.original_text);
+      assert.equal(json.segments.map((s) => s.text).join(' '), json.translated_text);
+      assert.deepEqual(out.resultData.translation_route, ['en', 'es']);
+      assert.equal(out.resultData.translation_engine, 'apertium');
+      assert.equal(out.resultData.segment_count, json.segments.length);
+    });
+
+    it('jfk into Portuguese goes the shortest path through installed pairs (no en→pt pair); SRT holds the translation', async () => {
+      const { out, body } = await translate('jfk.wav', { target_language: 'pt', model_size: 'base', output_format: 'srt' });
+      assert.equal(out.resultData.source_language, 'en');
+      const route = out.resultData.translation_route as string[];
+      assert.equal(route.length, 3, `route ${route.join('→')}`);
+      assert.deepEqual([route[0], route[2]], ['en', 'pt']);
+      const cues = parseSrtStrict(body);
+      assertMonotonic(cues);
+      assert.match(cues.map((c) => c.text).join(' '), /país/);
+      assert.equal(cues.map((c) => c.text).join(' '), out.resultData.translated_text);
+    });
+
+    it('French speech into English uses Whisper\'s own speech translation', async () => {
+      const { out, body } = await translate('french.aiff', { target_language: 'en', model_size: 'base', output_format: 'vtt' });
+      assert.equal(out.resultData.source_language, 'fr');
+      assert.equal(out.resultData.translation_engine, 'whisper');
+      const text = out.resultData.translated_text as string;
+      assert.notEqual(text, out.resultData.original_text);
+      assert.doesNotMatch(text.toLowerCase(), /dictée|numéro/);
+      assertMonotonic(parseVttStrict(body));
+    });
+  });
+});

@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startDevServer, type DevServer } from '../workers/temporal-dev-server';
+import { startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
+import { cli, freePort, startService, stopService, waitFor, waitHealthy, type Service } from './helpers/processes';
+import { TEMPORAL_CLI } from './helpers/temporal';
+import { startReceiver, type Receiver } from './helpers/webhook-receiver';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('webhook durability: the control worker is killed between attempts (real dev server)', function () {
+  let fx: FixturePlatform;
+  let rx: Receiver;
+  let temporal: DevServer;
+  let dataDir: string;
+  let env: NodeJS.ProcessEnv;
+  let base: string;
+  let key: string;
+  let api: Service;
+  let media: Service;
+  let control: Service;
+
+  before(async () => {
+    fx = await startFixturePlatform();
+    rx = await startReceiver();
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-durable-'));
+    temporal = await startDevServer({ cliPath: TEMPORAL_CLI, dbFile: path.join(dataDir, 'temporal.sqlite'), port: await freePort(), uiPort: await freePort() });
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    // the contract's 1/5/30-minute schedule, compressed so the test waits seconds, not minutes
+    env = { TEMPORAL_ADDRESS: temporal.address, DATA_DIR: dataDir, PORT: String(port), ALLOW_PRIVATE_NETWORK: '1', DATABASE_URL: '', WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,5,10,15' };
+    await cli(env, 'migrate');
+    api = startService(['api'], env, path.join(dataDir, 'api.log'));
+    media = startService(['worker', '--queues', 'media-fetch,media-process'], env, path.join(dataDir, 'media.log'));
+    control = startService(['worker', '--queues', 'control'], env, path.join(dataDir, 'control-1.log'));
+    await waitHealthy(base, api);
+    const accountId = (await cli(env, 'accounts', 'create', '--name', 'durable', '--plan', 'pro')).pop()!;
+    key = (await cli(env, 'keys', 'create', '--account', accountId, '--name', 'k')).pop()!;
+  });
+
+  after(async () => {
+    await Promise.all([api, media, control].filter(Boolean).map((s) => stopService(s)));
+    await temporal?.stop();
+    await rx?.close();
+    await fx?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const call = async (method: string, p: string, body?: unknown) => {
+    const res = await fetch(base + p, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+
+  it('delivers the next attempt exactly once after a new worker starts', async () => {
+    rx.script('/durable', [500, 200]);
+    const hook = await call('POST', '/v1/webhooks', { url: rx.url('/durable'), events: ['job.completed'] });
+    assert.equal(hook.status, 201);
+    const job = await call('POST', '/v1/download', { url: fx.url('/media/v480.mp4'), webhook_url: rx.url('/per-job') });
+    assert.equal(job.status, 202);
+    const hits = () => rx.received.filter((r) => r.path === '/durable');
+    await waitFor('attempt 1', async () => (hits().length >= 1 ? true : undefined), 60_000, 100);
+    control.signal('SIGKILL');
+    await control.exited;
+
+    // attempt 2 is due 5 s after attempt 1; with no control worker nothing may be sent
+    await sleep(8_000);
+    assert.equal(hits().length, 1, 'no attempt while no worker runs');
+
+    control = startService(['worker', '--queues', 'control'], env, path.join(dataDir, 'control-2.log'));
+    await waitFor('attempt 2', async () => (hits().length >= 2 ? true : undefined), 60_000, 100);
+    await sleep(12_000); // past the remaining schedule: a success ends the retries
+    assert.equal(hits().length, 2, 'the next attempt happened exactly once');
+    const [a1, a2] = hits();
+    assert.equal(a1!.body, a2!.body, 'the same bytes on every attempt');
+    assert.equal(a1!.headers['webhook-id'], a2!.headers['webhook-id']);
+    const secret = hook.body.secret as string;
+    for (const r of [a1!, a2!]) {
+      const hex = crypto.createHmac('sha256', secret).update(r.body).digest('hex');
+      assert.equal(r.headers['x-service-signature'], hex);
+    }
+    const log = await call('GET', `/v1/webhooks/${hook.body.id}/deliveries`);
+    assert.deepEqual(
+      log.body.items.map((d: { attempt: number; status: string; status_code: number }) => [d.attempt, d.status, d.status_code]),
+      [[2, 'succeeded', 200], [1, 'failed', 500]],
+    );
+    // the job's own webhook_url got its job.completed once as well
+    const perJob = rx.received.filter((r) => r.path === '/per-job');
+    assert.equal(perJob.length, 1);
+    assert.equal(JSON.parse(perJob[0]!.body).data.job_id, job.body.job_id);
+  });
+});
