@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: help tools build run test test-unit lint clean
+.PHONY: help tools build run test test-unit lint clean bench-speech
 
 help:
 	@echo "make run    start API + workers + embedded Temporal (data in ./data)"
@@ -27,3 +27,7 @@ test: build lint
 
 clean:
 	rm -rf dist
+
+# Realtime factors of the transcribe job (end to end) vs bare faster-whisper, per installed model.
+bench-speech: build
+	@node dist/scripts/bench-speech.js

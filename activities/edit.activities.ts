@@ -112,9 +112,12 @@ export function createEditActivities(deps: EditDeps) {
           );
         }
         if (filters.length > 0) {
-          // loudnorm works at 192 kHz; deliver the source's rate
-          const rate = Number(probe.streams.find((s) => s.codec_type === 'audio')?.sample_rate) || 48000;
-          filters.push(`aresample=${rate}`);
+          // loudnorm works at 192 kHz: deliver the source's rate, and its channel layout (encoders such
+          // as aac refuse the unset layout the filters otherwise hand on)
+          const audio = probe.streams.find((s) => s.codec_type === 'audio');
+          const rate = Number(audio?.sample_rate) || 48000;
+          const layout = audio?.channel_layout || (audio?.channels === 1 ? 'mono' : 'stereo');
+          filters.push(`aresample=${rate}`, `aformat=sample_rates=${rate}:channel_layouts=${layout}`);
         }
 
         // 3. the encode: -ss before -i with re-encoding decodes from the previous keyframe and drops

@@ -12,6 +12,7 @@ export interface ProbeStream {
   duration?: string | number;
   sample_rate?: string | number;
   channels?: number;
+  channel_layout?: string;
 }
 
 export interface ProbeResult {

@@ -65,14 +65,16 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 fi
 
 # Text translation: Apertium and its language pairs (Debian); see README "Translation pairs".
-APERTIUM_PACKAGES=(apertium apertium-eng-spa apertium-eng-cat apertium-en-gl apertium-eo-en apertium-eu-en
+# pocketsphinx-testdata: LibriVox speech clips for `make bench-speech`.
+APERTIUM_PACKAGES=(pocketsphinx-testdata apertium apertium-eng-spa apertium-eng-cat apertium-en-gl apertium-eo-en apertium-eu-en
   apertium-isl-eng apertium-mkd-eng apertium-hbs-eng apertium-fr-es apertium-es-pt apertium-spa-ita apertium-es-ro
   apertium-es-gl apertium-spa-cat apertium-fra-cat apertium-cat-ita apertium-por-cat apertium-pt-gl apertium-oc-ca
   apertium-oc-es apertium-oci-fra apertium-eo-es apertium-eo-fr apertium-eo-ca apertium-eu-es apertium-mkd-bul
   apertium-nno-nob apertium-swe-dan apertium-dan-nor apertium-swe-nor apertium-isl-swe apertium-rus-ukr
   apertium-bel-rus apertium-afr-nld apertium-ind-zlm apertium-urd-hin apertium-br-fr)
 # shellcheck disable=SC2046
-missing=($(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "${APERTIUM_PACKAGES[@]}" 2>/dev/null | awk '$1=="ii"{print $2}' | sort | comm -13 - <(printf '%s\n' "${APERTIUM_PACKAGES[@]}" | sort)))
+installed="$( { dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "${APERTIUM_PACKAGES[@]}" 2>/dev/null || true; } | awk '$1=="ii"{print $2}' | sort)"
+missing=($(comm -13 <(echo "$installed") <(printf '%s\n' "${APERTIUM_PACKAGES[@]}" | sort)))
 if [ ${#missing[@]} -gt 0 ]; then
   say "apt-get install ${missing[*]}"
   $SUDO apt-get update -qq
