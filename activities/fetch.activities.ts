@@ -1,3 +1,4 @@
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { FfmpegEngine } from '../engines/ffmpeg.engine';
@@ -94,6 +95,39 @@ export function createFetchActivities(deps: FetchDeps) {
       return { title: info.title ?? info.id, duration: typeof info.duration === 'number' ? info.duration : null };
     },
 
+    /**
+     * One yt-dlp run that checks the limits (live, duration, size), downloads and reads title and
+     * duration: for jobs whose output does not need the metadata first (speech).
+     */
+    async fetchSource(input: DownloadSourceInput): Promise<{ sourceFile: string; title: string; duration: number | null }> {
+      await assertSafe(input.url);
+      const report = progressReporter(input.progressRange);
+      const stop = keepAlive();
+      const workDir = storage.workDirOf(input.jobId);
+      const outDir = path.join(workDir, 'download');
+      const sel = ytdlpSelection(input.quality, input.format);
+      const filter = [config.allowLive ? null : '!is_live', `duration <=? ${config.maxSourceDurationSeconds}`].filter(Boolean).join(' & ');
+      try {
+        const file = await ytdlp.download({
+          url: input.url,
+          outDir,
+          format: sel.format,
+          sort: sel.sort,
+          maxFilesize: config.maxSourceBytes,
+          matchFilter: filter,
+          writeInfoJson: true,
+          signal: Context.current().cancellationSignal,
+          onProgress: (p) => p.fraction !== null && report(p.fraction),
+        });
+        const info = JSON.parse(await fs.readFile(path.join(outDir, 'source.info.json'), 'utf8')) as YtDlpInfo;
+        return { sourceFile: path.relative(workDir, file), title: info.title ?? info.id, duration: typeof info.duration === 'number' ? info.duration : null };
+      } catch (err) {
+        throw toFailure(err);
+      } finally {
+        stop();
+      }
+    },
+
     /** Downloads the best matching rendition into the job's work folder; returns its path relative to that folder. */
     async downloadSource(input: DownloadSourceInput): Promise<string> {
       await assertSafe(input.url);
@@ -127,5 +161,6 @@ function toFailure(err: unknown): unknown {
   if (!(err instanceof YtDlpError)) return err;
   if (err.kind === 'unsupported') return ApplicationFailure.nonRetryable(err.message, FAILURE_TYPES.unsupported);
   if (err.kind === 'unavailable') return ApplicationFailure.nonRetryable(err.message, FAILURE_TYPES.unavailable);
+  if (err.kind === 'filtered') return ApplicationFailure.nonRetryable(err.message, FAILURE_TYPES.rejected);
   return ApplicationFailure.retryable(err.message, 'YtDlpFailed');
 }

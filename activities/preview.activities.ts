@@ -84,6 +84,7 @@ export function createPreviewActivities(deps: PreviewDeps) {
       const relative = storage.outputRelative(input.jobId, `preview.${ext}`);
       const out = storage.filePath(relative);
       await fs.mkdir(path.dirname(out), { recursive: true });
+      await fs.rm(out, { force: true }); // a retry must not measure an earlier attempt's file
       const at = (v: string | null, fallback: number) => (v === null ? fallback : (parseTimeString(v) ?? fallback));
 
       switch (p.preview_type) {
@@ -159,6 +160,7 @@ export function createPreviewActivities(deps: PreviewDeps) {
       const t = input.timestamp ?? duration * 0.25;
       if (t >= duration) pastEnd('timestamp', t, duration);
       const frame = path.join(storage.workDirOf(input.jobId), 'frame.png');
+      await fs.rm(frame, { force: true });
       const args = ['-ss', t.toFixed(3), '-i', src, '-map', '0:v:0', '-frames:v', '1', '-update', '1', '-pix_fmt', 'rgb24', '-f', 'image2', '-c:v', 'png', '-y', frame];
       await runFfmpeg(args, 1, [input.progressRange[0], (input.progressRange[0] + input.progressRange[1]) / 2]);
       const png = await fs.readFile(frame).catch(() => {

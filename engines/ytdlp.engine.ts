@@ -59,7 +59,7 @@ export interface YtDlpInfo {
   _type?: string;
 }
 
-export type YtDlpErrorKind = 'unsupported' | 'unavailable' | 'failed';
+export type YtDlpErrorKind = 'unsupported' | 'unavailable' | 'filtered' | 'failed';
 
 /** A yt-dlp failure, classified so callers can tell user errors from transient ones. */
 export class YtDlpError extends Error {
@@ -88,6 +88,10 @@ export interface DownloadRequest {
   sort?: string;
   mergeOutputFormat?: string;
   maxFilesize?: number;
+  /** yt-dlp --match-filter; a source that does not pass is skipped (no file). */
+  matchFilter?: string;
+  /** Also write `source.info.json` beside the file, so one run gives both media and metadata. */
+  writeInfoJson?: boolean;
   signal?: AbortSignal;
   onProgress?: (p: DownloadProgress) => void;
 }
@@ -153,6 +157,8 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
         ...(req.sort ? ['-S', req.sort] : []),
         ...(req.mergeOutputFormat ? ['--merge-output-format', req.mergeOutputFormat] : []),
         ...(req.maxFilesize ? ['--max-filesize', String(req.maxFilesize)] : []),
+        ...(req.matchFilter ? ['--match-filter', req.matchFilter] : []),
+        ...(req.writeInfoJson ? ['--write-info-json'] : []),
         '--',
         req.url,
       ];
@@ -173,6 +179,10 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
       if (!printed) {
         if (/File is larger than max-filesize/i.test(res.stdout + res.stderr)) {
           throw new YtDlpError('unavailable', `The source is larger than the limit of ${req.maxFilesize} bytes`);
+        }
+        // --print makes yt-dlp quiet, so a clean exit without a file under a match filter is the filter's skip
+        if (req.matchFilter || /does not pass filter/i.test(res.stdout + res.stderr)) {
+          throw new YtDlpError('filtered', 'The source is outside the limits (a live stream, or longer than the maximum duration)');
         }
         throw new YtDlpError('failed', 'yt-dlp finished without producing a file');
       }

@@ -107,6 +107,18 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
     it('refuses a source longer than the maximum duration', async () => {
       await expectFailure(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).probeSource, fx.url('/hls/master.m3u8')), FAILURE_TYPES.rejected, /over the limit of 2 s/);
     });
+    it('fetchSource enforces the same limits in one yt-dlp run and returns the file with title and duration', async () => {
+      const jobId = crypto.randomUUID();
+      const input = { jobId, url: fx.url('/watch/trailer'), quality: 'audio' as const, format: null, progressRange: [0, 15] as [number, number] };
+      await expectFailure(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).fetchSource, input), FAILURE_TYPES.rejected, /outside the limits/);
+      const okJob = crypto.randomUUID();
+      const got = await runActivity(fetchActs().fetchSource, { ...input, jobId: okJob });
+      assert.equal(got.title, FIXTURE.page.title);
+      assert.equal(got.duration, 4);
+      const probe = await ffprobe(path.join(storage.workDirOf(okJob), got.sourceFile));
+      assert.ok(audioStream(probe));
+    });
+
     it('accepts a source within the limits and reports title and duration', async () => {
       const s = await runActivity(fetchActs().probeSource, fx.url('/watch/trailer'));
       assert.deepEqual(s, { title: FIXTURE.page.title, duration: 4 });

@@ -99,7 +99,7 @@ export function createYtDlpCommentsProvider(opts: YtDlpCommentsOptions): Comment
 }
 
 function fromYtDlp(err: YtDlpError): CommentsError {
-  return new CommentsError(err.kind, err.message);
+  return new CommentsError(err.kind === 'filtered' ? 'unavailable' : err.kind, err.message);
 }
 
 function toReply(c: YtDlpComment): Reply {
