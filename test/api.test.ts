@@ -124,13 +124,19 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         assert.equal(await h.balance(a.accountId), 1000, 'rejected requests cost nothing');
       });
 
-      it('422 for clip and processing options until they are implemented, never silently ignored', async () => {
+      it('validates clip and processing options and never ignores them: echoed in parameters, processing costs 2', async () => {
         const a = await h.newAccount();
-        for (const extra of [{ clip_start: '00:01' }, { clip_end: '5' }, { processing: ['normalize'] }]) {
-          const res = await h.request('POST', '/v1/download', { key: a.key, body: { url: SOURCE, ...extra } });
-          assert.equal(res.status, 422);
-          assert.match(res.body.detail, /not available yet/);
-        }
+        const bad = await h.request('POST', '/v1/download', { key: a.key, body: { url: SOURCE, clip_start: '00:05', clip_end: '4' } });
+        assert.equal(bad.status, 422);
+        assert.match(bad.body.detail, /clip_end/);
+        const res = await h.request('POST', '/v1/download', { key: a.key, body: { url: SOURCE, clip_start: '00:01', clip_end: 3.5, processing: ['normalize'] } });
+        assert.equal(res.status, 202);
+        assert.equal(res.body.credits_charged, 2);
+        const job = await h.request('GET', `/v1/jobs/${res.body.job_id}`, { key: a.key });
+        assert.equal(job.body.parameters.clip_start, '00:01');
+        assert.equal(job.body.parameters.clip_end, '3.5');
+        assert.deepEqual(job.body.parameters.processing, ['normalize']);
+        assert.equal(await h.balance(a.accountId), 998);
       });
 
       it('422 for GET /v1/jobs with a limit out of 1..100 or a bad cursor', async () => {

@@ -4,6 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { ControlActivities } from '../activities/control.activities';
+import type { WebhookActivities } from '../activities/webhook.activities';
 import type { FetchActivities } from '../activities/fetch.activities';
 import type { ProcessActivities } from '../activities/process.activities';
 import { FAILURE_TYPES, TASK_QUEUES, type JobEnd, type MediaJobInput } from '../lib/job.types';
@@ -13,7 +14,7 @@ import { DRIVEN_WORKFLOW_OPTIONS, driveToCompletion, timeSkippingEnv } from './h
 type Calls = { name: string; args: unknown[] }[];
 
 /** Activity mocks at the workflow boundary, recording every call. */
-function mocks(overrides: { fetch?: Partial<FetchActivities>; process?: Partial<ProcessActivities>; control?: Partial<ControlActivities> } = {}) {
+function mocks(overrides: { fetch?: Partial<FetchActivities>; process?: Partial<ProcessActivities>; control?: Partial<ControlActivities & WebhookActivities> } = {}) {
   const calls: Calls = [];
   // Only the activities a plain download uses are mocked; others are absent on purpose.
   const rec = <T extends object>(impls: Partial<T>): T =>
@@ -26,10 +27,12 @@ function mocks(overrides: { fetch?: Partial<FetchActivities>; process?: Partial<
         },
       ]),
     ) as unknown as T;
-  const control = rec<ControlActivities>({
+  const control = rec<ControlActivities & WebhookActivities>({
     markProcessing: async () => undefined,
     completeJob: async (i) => ({ jobId: i.jobId, status: 'completed' }),
     failJob: async (i) => ({ jobId: i.jobId, status: 'failed' }),
+    // event delivery has its own tests (webhooks.test.ts); here the account has no targets
+    planJobEvent: async () => ({ accountId: 'a', body: '{}', targets: [], scheduleMs: [0] }),
     ...overrides.control,
   });
   const fetch = rec<FetchActivities>({
@@ -97,7 +100,7 @@ describe('mediaJobWorkflow (time-skipping)', function () {
     assert.deepEqual(result, { jobId: input.jobId, status: 'completed' });
     assert.deepEqual(
       m.calls.map((c) => c.name),
-      ['markProcessing', 'probeSource', 'downloadSource', 'finalizeDownload', 'completeJob'],
+      ['markProcessing', 'probeSource', 'downloadSource', 'finalizeDownload', 'completeJob', 'planJobEvent'],
     );
     const complete = m.calls.find((c) => c.name === 'completeJob')!.args[0] as { output: { resultData: { title: string } } };
     assert.equal(complete.output.resultData.title, 'Fixture');
