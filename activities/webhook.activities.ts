@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/core';
 import { WebhookDelivery, WebhookEndpoint, type WebhookEvent } from '../db/webhook.entity';
 import { Job } from '../db/job.entity';
@@ -85,6 +86,30 @@ export function createWebhookActivities(deps: WebhookDeps) {
       );
       const outcome = record.status === 'succeeded' ? 'succeeded' : record.statusCode === 410 ? 'gone' : 'failed';
       return { outcome, startedAtMs, finishedAtMs: await now() };
+    },
+
+    /** Logs an attempt whose worker stopped before reporting it (kept as is if it was logged after all). */
+    async recordLostAttempt(input: Omit<AttemptInput, 'nextAttemptAt' | 'body'> & { nextAttemptAtMs: number | null }): Promise<void> {
+      const em = orm.em.fork();
+      const exists = await em.count(WebhookDelivery, { deliveryId: input.deliveryId, attempt: input.attempt });
+      if (exists) return;
+      em.create(WebhookDelivery, {
+        id: crypto.randomUUID(),
+        deliveryId: input.deliveryId,
+        accountId: input.accountId,
+        webhookId: input.webhookId,
+        url: input.url,
+        event: input.event,
+        jobId: input.jobId,
+        attempt: input.attempt,
+        status: 'failed',
+        statusCode: null,
+        responseTimeMs: null,
+        error: 'the worker stopped during this attempt; its outcome is unknown',
+        createdAt: new Date(await now()),
+        nextAttemptAt: input.nextAttemptAtMs === null ? null : new Date(input.nextAttemptAtMs),
+      });
+      await em.flush();
     },
 
     /** False when the endpoint was deleted or deactivated; then no attempt is announced as pending any more. */

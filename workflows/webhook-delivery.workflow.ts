@@ -1,11 +1,12 @@
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { ActivityFailure, proxyActivities, sleep } from '@temporalio/workflow';
 import type { AttemptResult, WebhookActivities } from '../activities/webhook.activities';
 import { TASK_QUEUES } from '../lib/job.types';
 
 /** One attempt = one activity, never retried by Temporal: retries are the durable timers below. */
 const attempt = proxyActivities<WebhookActivities>({
   taskQueue: TASK_QUEUES.control,
-  startToCloseTimeout: '30 seconds',
+  // the request itself is limited to 10 s; more than this means the worker died mid-attempt
+  startToCloseTimeout: '20 seconds',
   retry: { maximumAttempts: 1 },
 });
 
@@ -39,18 +40,18 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
   for (let i = 0; i < scheduleMs.length; i++) {
     if (i > 0 && !(await check.deliveryTargetActive({ deliveryId: input.deliveryId, webhookId: input.webhookId }))) return 'cancelled';
     const nextOffset = scheduleMs[i + 1];
-    const r: AttemptResult = await attempt.attemptDelivery({
-      deliveryId: input.deliveryId,
-      accountId: input.accountId,
-      webhookId: input.webhookId,
-      url: input.url,
-      event: input.event,
-      jobId: input.jobId,
-      body: input.body,
-      attempt: i + 1,
-      firstAttemptAtMs: firstAtMs,
-      nextOffsetMs: nextOffset ?? null,
-    });
+    const target = { deliveryId: input.deliveryId, accountId: input.accountId, webhookId: input.webhookId, url: input.url, event: input.event, jobId: input.jobId, attempt: i + 1 };
+    let r: AttemptResult;
+    try {
+      r = await attempt.attemptDelivery({ ...target, body: input.body, firstAttemptAtMs: firstAtMs, nextOffsetMs: nextOffset ?? null });
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      // The worker stopped mid-attempt (the target may have received it): count it as failed and go on.
+      await check.recordLostAttempt({ ...target, nextAttemptAtMs: null });
+      if (nextOffset === undefined) break;
+      await sleep(nextOffset - (scheduleMs[i] ?? 0));
+      continue;
+    }
     firstAtMs ??= r.startedAtMs;
     if (r.outcome !== 'failed') return r.outcome;
     if (nextOffset === undefined) break;
