@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { downloadDirectMedia, probeDirectMedia } from '../engines/direct-media';
 import type { FfmpegEngine } from '../engines/ffmpeg.engine';
 import type { YtDlpEngine, YtDlpInfo } from '../engines/ytdlp.engine';
 import { YtDlpError } from '../engines/ytdlp.engine';
@@ -70,6 +71,44 @@ export function createFetchActivities(deps: FetchDeps) {
     };
   }
 
+  /**
+   * A plain audio/video file needs no extractor: stream it with Node (same address rule and size
+   * limit) and check its duration with ffprobe, saving a yt-dlp process start per job.
+   */
+  async function fetchDirect(input: DownloadSourceInput, length: number | null): Promise<{ sourceFile: string; title: string; duration: number | null }> {
+    if (length !== null && length > config.maxSourceBytes) {
+      throw ApplicationFailure.nonRetryable(`The source is ${length} bytes, over the limit of ${config.maxSourceBytes} bytes`, FAILURE_TYPES.rejected);
+    }
+    const workDir = storage.workDirOf(input.jobId);
+    const name = decodeURIComponent(path.posix.basename(new URL(input.url).pathname)) || 'media';
+    const ext = (path.extname(name).slice(1).replace(/[^A-Za-z0-9]/g, '') || 'media').toLowerCase();
+    const file = path.join(workDir, 'download', `source.${ext}`);
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    const stop = keepAlive();
+    try {
+      await downloadDirectMedia(input.url, file, {
+        allowPrivate: config.allowPrivateNetwork,
+        maxBytes: config.maxSourceBytes,
+        signal: Context.current().cancellationSignal,
+        onProgress: progressReporter(input.progressRange),
+      });
+    } catch (err) {
+      const msg = (err as Error).message;
+      if (/over the limit|larger than the limit/.test(msg)) throw ApplicationFailure.nonRetryable(msg, FAILURE_TYPES.rejected);
+      if (/answered HTTP 4\d\d/.test(msg)) throw ApplicationFailure.nonRetryable(`The source is not available: ${msg}`, FAILURE_TYPES.unavailable);
+      throw ApplicationFailure.retryable(`Downloading the source failed: ${msg}`, 'DirectDownloadFailed');
+    } finally {
+      stop();
+    }
+    const probe = await ffmpeg.probe(file).catch(() => null);
+    if (!probe) throw ApplicationFailure.nonRetryable('The source is not readable audio or video', FAILURE_TYPES.unavailable);
+    const duration = probe.format.duration ?? null;
+    if (duration !== null && duration > config.maxSourceDurationSeconds) {
+      throw ApplicationFailure.nonRetryable(`The source is outside the limits: ${Math.round(duration)} s long, over the maximum of ${config.maxSourceDurationSeconds} s`, FAILURE_TYPES.rejected);
+    }
+    return { sourceFile: path.relative(workDir, file), title: name.replace(/\.[^.]+$/, '') || name, duration };
+  }
+
   return {
     /** Metadata for `GET /v1/info`. */
     async readInfo(url: string): Promise<VideoInfo> {
@@ -96,11 +135,14 @@ export function createFetchActivities(deps: FetchDeps) {
     },
 
     /**
-     * One yt-dlp run that checks the limits (live, duration, size), downloads and reads title and
-     * duration: for jobs whose output does not need the metadata first (speech).
+     * Fetches the source within the limits (live, duration, size) and reads title and duration in
+     * one step: a direct file over plain HTTP, anything else in one yt-dlp run. For jobs whose
+     * output does not need the metadata first (speech).
      */
     async fetchSource(input: DownloadSourceInput): Promise<{ sourceFile: string; title: string; duration: number | null }> {
       await assertSafe(input.url);
+      const direct = await probeDirectMedia(input.url, config.allowPrivateNetwork);
+      if (direct) return fetchDirect(input, direct.length);
       const report = progressReporter(input.progressRange);
       const stop = keepAlive();
       const workDir = storage.workDirOf(input.jobId);

@@ -1,8 +1,7 @@
-import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { isPrivateAddress } from '../lib/url-safety';
+import { isPrivateAddress, safeLookup } from '../lib/url-safety';
 
 export interface WebhookRequest {
   url: string;
@@ -17,29 +16,6 @@ export interface WebhookResponse {
   statusCode: number | null;
   responseTimeMs: number;
   error: string | null;
-}
-
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
-
-/**
- * Resolves like dns.lookup but refuses private addresses: the check runs on the address the socket
- * will connect to, so a DNS answer that changes after validation (rebinding) cannot get around it.
- */
-function safeLookup(allowPrivate: boolean) {
-  return (hostname: string, options: dns.LookupOptions, callback: LookupCallback) => {
-    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, '');
-      const list = addresses as dns.LookupAddress[];
-      const bad = list.find((a) => isPrivateAddress(a.address));
-      if (bad && !allowPrivate) {
-        const e: NodeJS.ErrnoException = new Error(`${hostname} resolves to ${bad.address}, a private or reserved address, which is not allowed`);
-        e.code = 'EADDRNOTALLOWED';
-        return callback(e, '');
-      }
-      if (options.all) return callback(null, list);
-      callback(null, list[0]!.address, list[0]!.family);
-    });
-  };
 }
 
 /** POSTs one webhook: a 2xx within the timeout is success; redirects are not followed. Never throws. */

@@ -1,3 +1,4 @@
+import dnsCb from 'node:dns';
 import dns from 'node:dns/promises';
 import net from 'node:net';
 
@@ -76,4 +77,27 @@ export async function checkUrlAddress(raw: string, allowPrivate: boolean): Promi
   const bad = addresses.find(isPrivateAddress);
   if (bad) return { ok: false, reason: `resolves to ${bad}, a private or reserved address, which is not allowed` };
   return syntax;
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dnsCb.LookupAddress[], family?: number) => void;
+
+/**
+ * Resolves like dns.lookup but refuses private addresses: the check runs on the address the socket
+ * will connect to, so a DNS answer that changes after validation (rebinding) cannot get around it.
+ */
+export function safeLookup(allowPrivate: boolean) {
+  return (hostname: string, options: dnsCb.LookupOptions, callback: LookupCallback) => {
+    dnsCb.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, '');
+      const list = addresses as dnsCb.LookupAddress[];
+      const bad = list.find((a) => isPrivateAddress(a.address));
+      if (bad && !allowPrivate) {
+        const e: NodeJS.ErrnoException = new Error(`${hostname} resolves to ${bad.address}, a private or reserved address, which is not allowed`);
+        e.code = 'EADDRNOTALLOWED';
+        return callback(e, '');
+      }
+      if (options.all) return callback(null, list);
+      callback(null, list[0]!.address, list[0]!.family);
+    });
+  };
 }

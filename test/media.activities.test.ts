@@ -119,6 +119,20 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
       assert.ok(audioStream(probe));
     });
 
+    it('fetchSource takes a direct media file without yt-dlp, with the same limits', async () => {
+      const input = { jobId: crypto.randomUUID(), url: fx.url('/media/audio.m4a'), quality: 'audio' as const, format: null, progressRange: [0, 15] as [number, number] };
+      await expectFailure(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).fetchSource, input), FAILURE_TYPES.rejected, /outside the limits/);
+      await expectFailure(runActivity(fetchActs({ maxSourceBytes: 1000 }).fetchSource, { ...input, jobId: crypto.randomUUID() }), FAILURE_TYPES.rejected, /over the limit of 1000 bytes/);
+      await expectFailure(runActivity(fetchActs({ allowPrivateNetwork: false }).fetchSource, { ...input, jobId: crypto.randomUUID() }), FAILURE_TYPES.rejected, /private or reserved/);
+      const okJob = crypto.randomUUID();
+      const got = await runActivity(fetchActs().fetchSource, { ...input, jobId: okJob });
+      assert.deepEqual([got.title, got.sourceFile], ['audio', 'download/source.m4a']);
+      assert.ok(Math.abs((got.duration ?? 0) - FIXTURE.durationSeconds) < 0.1);
+      const file = path.join(storage.workDirOf(okJob), got.sourceFile);
+      assert.equal(fs.statSync(file).size, Number((await fetch(fx.url('/media/audio.m4a'), { method: 'HEAD' })).headers.get('content-length')));
+      assert.equal(audioStream(await ffprobe(file))?.codec_name, 'aac');
+    });
+
     it('accepts a source within the limits and reports title and duration', async () => {
       const s = await runActivity(fetchActs().probeSource, fx.url('/watch/trailer'));
       assert.deepEqual(s, { title: FIXTURE.page.title, duration: 4 });
