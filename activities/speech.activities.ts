@@ -6,7 +6,7 @@ import { ModelSelectionError, type ModelChoice, type ModelRegistry } from '../en
 import { toSrt, toVtt, type Cue } from '../engines/speech/subtitles';
 import type { WhisperEngine, WhisperResult, WhisperSegment } from '../engines/speech/whisper.engine';
 import { WhisperError } from '../engines/speech/whisper.engine';
-import { planSpeechTranslation, targetsFromAnySpeech, type SpeechTranslationPlan } from '../engines/translate/speech-plan';
+import { planSpeechTranslation, targetsFromAnySpeech } from '../engines/translate/speech-plan';
 import { translateRoute, type TranslationEngine } from '../engines/translate/translation-engine';
 import type { Config } from '../lib/config';
 import { FAILURE_TYPES, type JobOutput, type SpeechOutputFormat, type TranscribeParams, type TranslateParams } from '../lib/job.types';

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { Client, Connection, WorkflowFailedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, defaultPayloadConverter, TimeoutFailure } from '@temporalio/common';
-import { FAILURE_TYPES, TASK_QUEUES, type MediaJobInput, type ProgressDetails, type VideoInfo } from './job.types';
+import { FAILURE_TYPES, TASK_QUEUES, type ProgressDetails, type VideoInfo } from './job.types';
 import { InfoError, jobWorkflowId, type Orchestrator } from './orchestrator';
 
 /** Opens a client connection to the Temporal frontend. */

@@ -1,49 +1,19 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { CommentsFile } from '../engines/comments/provider';
 import { peerTubeExpected, peerTubeOrder, PT_VIDEOS, startPeerTubeFixture, type PeerTubeFixture } from './helpers/peertube-fixture';
-import { cli, freePort, startService, stopService, waitFor, waitHealthy, type Service } from './helpers/processes';
+import { startServeStack, type JobBody, type ServeStack } from './helpers/serve-stack';
 import { startYtcFixture, YTC_THREADS, YTDLP_PLUGIN_DIR, type YtcFixture } from './helpers/ytdlp-comments-fixture';
 
-interface JobBody {
-  job_id: string;
-  job_type: string;
-  status: string;
-  parameters: Record<string, unknown>;
-  credits_charged: number;
-  download_url: string | null;
-  result_data: Record<string, unknown> | null;
-  error_message: string | null;
-}
 
 describe('end to end: POST /v1/comments through serve (PeerTube API and yt-dlp providers)', function () {
   let pt: PeerTubeFixture;
   let ytc: YtcFixture;
-  let dataDir: string;
-  let env: NodeJS.ProcessEnv;
-  let base: string;
-  let svc: Service;
-  let key: string;
-  let accountId: string;
+  let s: ServeStack;
 
-  const api = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(base + p, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
-  const credits = async () => Number((await cli(env, 'accounts', 'credits', accountId)).pop());
+  const api = (method: string, p: string, body?: unknown) => s.api(method, p, body);
+  const credits = () => s.credits();
 
-  function waitJob(jobId: string): Promise<JobBody> {
-    return waitFor(`job ${jobId}`, async () => {
-      const { body } = await api('GET', `/v1/jobs/${jobId}`);
-      return body.status === 'completed' || body.status === 'failed' ? (body as JobBody) : undefined;
-    }, 120_000, 200);
-  }
+  const waitJob = (jobId: string) => s.waitJob(jobId);
 
   async function fetchFile(job: JobBody): Promise<CommentsFile> {
     assert.ok(job.download_url);
@@ -55,30 +25,13 @@ describe('end to end: POST /v1/comments through serve (PeerTube API and yt-dlp p
   before(async function () {
     pt = await startPeerTubeFixture();
     ytc = await startYtcFixture();
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-comments-e2e-'));
-    const port = await freePort();
-    env = {
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      TEMPORAL_DEV_PORT: String(await freePort()),
-      TEMPORAL_UI_PORT: String(await freePort()),
-      ALLOW_PRIVATE_NETWORK: '1',
-      YTDLP_PLUGIN_DIRS: YTDLP_PLUGIN_DIR,
-      DATABASE_URL: '',
-      TEMPORAL_ADDRESS: '',
-    };
-    base = `http://127.0.0.1:${port}`;
-    svc = startService(['serve'], env, path.join(dataDir, 'serve.log'));
-    await waitHealthy(base, svc);
-    accountId = (await cli(env, 'accounts', 'create', '--name', 'comments-e2e', '--plan', 'starter')).pop()!;
-    key = (await cli(env, 'keys', 'create', '--account', accountId, '--name', 'e2e key')).pop()!;
+    s = await startServeStack({ name: 'comments-e2e', plan: 'starter', env: { YTDLP_PLUGIN_DIRS: YTDLP_PLUGIN_DIR } });
   });
 
   after(async () => {
-    if (svc) await stopService(svc);
+    await s?.stop();
     await pt?.close();
     await ytc?.close();
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('rejects bad parameters with 422 and charges nothing', async () => {

@@ -1,71 +1,31 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { FIXTURE, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { audioStream, ffprobe, videoStream } from './helpers/media';
-import { cli, freePort, startService, stopService, waitFor, waitHealthy, type Service } from './helpers/processes';
+import { cli } from './helpers/processes';
+import { startServeStack, type JobBody, type ServeStack } from './helpers/serve-stack';
 
-interface JobBody {
-  job_id: string;
-  status: string;
-  progress: number | null;
-  download_url: string | null;
-  result_data: Record<string, unknown> | null;
-  error_message: string | null;
-  expires_at: string | null;
-}
 
 describe('end to end: make run stack (serve) with the real dev server, workers and CLI', function () {
   let fx: FixturePlatform;
-  let dataDir: string;
+  let s: ServeStack;
   let env: NodeJS.ProcessEnv;
-  let base: string;
-  let svc: Service;
+  let dataDir: string;
   let key: string;
   let accountId: string;
-
-  const api = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(base + p, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, headers: res.headers, body: (await res.json()) as any };
-  };
-
-  async function waitJob(jobId: string, seen: Set<string> = new Set()): Promise<JobBody> {
-    return waitFor(`job ${jobId}`, async () => {
-      const { body } = await api('GET', `/v1/jobs/${jobId}`);
-      seen.add(body.status);
-      return body.status === 'completed' || body.status === 'failed' ? (body as JobBody) : undefined;
-    }, 120_000, 200);
-  }
+  const api = (method: string, p: string, body?: unknown) => s.api(method, p, body);
+  const waitJob = (jobId: string) => s.waitJob(jobId);
 
   before(async function () {
     fx = await startFixturePlatform();
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-e2e-'));
-    const port = await freePort();
-    env = {
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      TEMPORAL_DEV_PORT: String(await freePort()),
-      TEMPORAL_UI_PORT: String(await freePort()),
-      ALLOW_PRIVATE_NETWORK: '1',
-      DATABASE_URL: '',
-      TEMPORAL_ADDRESS: '',
-    };
-    base = `http://127.0.0.1:${port}`;
-    svc = startService(['serve'], env, path.join(dataDir, 'serve.log'));
-    await waitHealthy(base, svc);
-    accountId = (await cli(env, 'accounts', 'create', '--name', 'e2e', '--plan', 'pro')).pop()!;
-    key = (await cli(env, 'keys', 'create', '--account', accountId, '--name', 'e2e key')).pop()!;
+    s = await startServeStack({ name: 'e2e', plan: 'pro' });
+    ({ env, dataDir, key, accountId } = s);
   });
 
   after(async () => {
-    if (svc) await stopService(svc);
+    await s?.stop();
     await fx?.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('the CLI made a usable key and shows it by its prefix only', async () => {
@@ -102,8 +62,7 @@ describe('end to end: make run stack (serve) with the real dev server, workers a
   it('POST /v1/download runs the job and serves a file whose bytes ffprobe confirms', async () => {
     const created = await api('POST', '/v1/download', { url: fx.url('/hls/master.m3u8'), quality: '720p', format: 'mp4' });
     assert.equal(created.status, 202, JSON.stringify(created.body));
-    const seen = new Set<string>();
-    const job = await waitJob(created.body.job_id, seen);
+    const job = await waitJob(created.body.job_id);
     assert.equal(job.status, 'completed', job.error_message ?? '');
     assert.equal(job.progress, 100);
     assert.equal(job.result_data!.format, 'mp4');
@@ -146,11 +105,8 @@ describe('end to end: make run stack (serve) with the real dev server, workers a
   it('stops cleanly on SIGTERM and keeps every job across a restart', async () => {
     const list = await api('GET', '/v1/jobs?limit=100');
     assert.ok(list.body.items.length >= 3);
-    assert.equal(await stopService(svc), 0);
-    const log = fs.readFileSync(svc.logFile, 'utf8');
-    assert.match(log, /mediasvc stopped/);
-    svc = startService(['serve'], env, path.join(dataDir, 'serve.log'));
-    await waitHealthy(base, svc);
+    assert.equal(await s.restart(), 0, 'SIGTERM stops serve cleanly');
+    assert.match(fs.readFileSync(s.svc.logFile, 'utf8'), /mediasvc stopped/);
     const again = await api('GET', '/v1/jobs?limit=100');
     assert.deepEqual(
       again.body.items.map((j: JobBody) => [j.job_id, j.status]),

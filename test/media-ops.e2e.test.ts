@@ -1,43 +1,22 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { FIXTURE, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { audioStream, ffprobe, videoStream } from './helpers/media';
-import { cli, freePort, startService, stopService, waitFor, waitHealthy, type Service } from './helpers/processes';
+import { startServeStack, type JobBody, type ServeStack } from './helpers/serve-stack';
 
 const run = promisify(execFile);
 
-interface JobBody {
-  job_id: string;
-  status: string;
-  credits_charged: number;
-  progress: number | null;
-  download_url: string | null;
-  result_data: Record<string, any> | null;
-  error_message: string | null;
-}
 
 describe('media operations end to end: clip/processing downloads, previews and fingerprints through serve', function () {
   let fx: FixturePlatform;
+  let s: ServeStack;
   let dataDir: string;
-  let env: NodeJS.ProcessEnv;
-  let base: string;
-  let svc: Service;
-  let key: string;
-  let accountId: string;
 
-  const api = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(base + p, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
-  const credits = async () => Number((await cli(env, 'accounts', 'credits', accountId)).pop());
+  const api = (method: string, p: string, body?: unknown) => s.api(method, p, body);
+  const credits = () => s.credits();
 
   async function create(p: string, body: Record<string, unknown>): Promise<string> {
     const res = await api('POST', p, body);
@@ -45,12 +24,7 @@ describe('media operations end to end: clip/processing downloads, previews and f
     return res.body.job_id as string;
   }
 
-  function waitJob(jobId: string): Promise<JobBody> {
-    return waitFor(`job ${jobId}`, async () => {
-      const { body } = await api('GET', `/v1/jobs/${jobId}`);
-      return body.status === 'completed' || body.status === 'failed' ? (body as JobBody) : undefined;
-    }, 180_000, 250);
-  }
+  const waitJob = (jobId: string) => s.waitJob(jobId);
 
   async function fetchFile(job: JobBody, name: string): Promise<string> {
     assert.equal(job.status, 'completed', job.error_message ?? '');
@@ -63,28 +37,13 @@ describe('media operations end to end: clip/processing downloads, previews and f
 
   before(async function () {
     fx = await startFixturePlatform();
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-ops-e2e-'));
-    const port = await freePort();
-    env = {
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      TEMPORAL_DEV_PORT: String(await freePort()),
-      TEMPORAL_UI_PORT: String(await freePort()),
-      ALLOW_PRIVATE_NETWORK: '1',
-      DATABASE_URL: '',
-      TEMPORAL_ADDRESS: '',
-    };
-    base = `http://127.0.0.1:${port}`;
-    svc = startService(['serve'], env, path.join(dataDir, 'serve.log'));
-    await waitHealthy(base, svc);
-    accountId = (await cli(env, 'accounts', 'create', '--name', 'ops-e2e', '--plan', 'pro')).pop()!;
-    key = (await cli(env, 'keys', 'create', '--account', accountId, '--name', 'ops key')).pop()!;
+    s = await startServeStack({ name: 'ops-e2e', plan: 'pro' });
+    dataDir = s.dataDir;
   });
 
   after(async () => {
-    if (svc) await stopService(svc);
+    await s?.stop();
     await fx?.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('a clipped, normalized download costs 2 credits and delivers the cut at -16 LUFS with loudness in result_data', async () => {

@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { cli, freePort, startService, stopService, waitFor, waitHealthy, type Service } from './helpers/processes';
+import { startServeStack, type ServeStack } from './helpers/serve-stack';
 import { assertMonotonic, parseSrtStrict, wordErrorRate } from './helpers/subtitles';
 import { EXPECTED, SPEECH_DIR } from './helpers/speech-fixtures';
 
@@ -33,55 +32,20 @@ function serveDir(dir: string): Promise<{ url: (name: string) => string; close: 
 
 describe('speech end to end: transcribe and translate through the API (serve, real workers)', function () {
   let media: Awaited<ReturnType<typeof serveDir>>;
-  let dataDir: string;
-  let env: NodeJS.ProcessEnv;
-  let base: string;
-  let svc: Service;
-  let key: string;
-  let accountId: string;
+  let s: ServeStack;
 
-  const api = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(base + p, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
-  const credits = async () => Number((await cli(env, 'accounts', 'credits', accountId)).pop());
-  const waitJob = (jobId: string) =>
-    waitFor(`job ${jobId}`, async () => {
-      const { body } = await api('GET', `/v1/jobs/${jobId}`);
-      return body.status === 'completed' || body.status === 'failed' ? body : undefined;
-    }, 180_000, 300);
+  const api = (method: string, p: string, body?: unknown) => s.api(method, p, body);
+  const credits = () => s.credits();
+  const waitJob = (jobId: string): Promise<any> => s.waitJob(jobId);
 
   before(async function () {
     media = await serveDir(SPEECH_DIR);
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-speech-e2e-'));
-    const port = await freePort();
-    env = {
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      TEMPORAL_DEV_PORT: String(await freePort()),
-      TEMPORAL_UI_PORT: String(await freePort()),
-      ALLOW_PRIVATE_NETWORK: '1',
-      DATABASE_URL: '',
-      TEMPORAL_ADDRESS: '',
-      WHISPER_AUTO_DOWNLOAD: '',
-      WHISPER_MODEL_DIRS: '',
-      HF_HUB_OFFLINE: '1',
-    };
-    base = `http://127.0.0.1:${port}`;
-    svc = startService(['serve'], env, path.join(dataDir, 'serve.log'));
-    await waitHealthy(base, svc);
-    accountId = (await cli(env, 'accounts', 'create', '--name', 'speech', '--plan', 'pro')).pop()!;
-    key = (await cli(env, 'keys', 'create', '--account', accountId, '--name', 'speech key')).pop()!;
+    s = await startServeStack({ name: 'speech', plan: 'pro', env: { WHISPER_AUTO_DOWNLOAD: '', WHISPER_MODEL_DIRS: '', HF_HUB_OFFLINE: '1' } });
   });
 
   after(async () => {
-    if (svc) await stopService(svc);
+    await s?.stop();
     await media?.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('GET /v1/languages is free and lists the installed sizes and more than 50 pairs', async () => {

@@ -10,7 +10,7 @@ import { Account } from '../db/account.entity';
 import { Job } from '../db/job.entity';
 import { WebhookDelivery, WebhookEndpoint } from '../db/webhook.entity';
 import { ApplicationFailure } from '@temporalio/common';
-import { FAILURE_TYPES, TASK_QUEUES, type JobEnd, type MediaJobInput } from '../lib/job.types';
+import { FAILURE_TYPES, TASK_QUEUES, type MediaJobInput } from '../lib/job.types';
 import type { WebhookDeliveryInput } from '../workflows/webhook-delivery.workflow';
 import { workflowBundle } from '../workers/workers';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';

@@ -5,7 +5,6 @@ import {
   CommentsError,
   type CommentsProvider,
   type CommentsRequest,
-  type CommentsResult,
   countOf,
   isoFromUnix,
   oldestFirst,

@@ -1,0 +1,107 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { cli, freePort, startService, stopService, waitFor, waitHealthy, type Service } from './processes';
+
+/** The Job resource as the API returns it. */
+export interface JobBody {
+  job_id: string;
+  job_type: string;
+  status: string;
+  parameters: Record<string, any>;
+  credits_charged: number;
+  progress: number | null;
+  download_url: string | null;
+  result_data: Record<string, any> | null;
+  error_message: string | null;
+  expires_at: string | null;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+/** `bin/mediasvc serve` (embedded dev server, every worker, the API) on free ports, with an account and key made by the CLI. */
+export interface ServeStack {
+  base: string;
+  env: NodeJS.ProcessEnv;
+  dataDir: string;
+  svc: Service;
+  key: string;
+  accountId: string;
+  /** A JSON call with the account's key. */
+  api(method: string, path: string, body?: unknown): Promise<ApiResponse>;
+  /** The balance, read with the operator CLI. */
+  credits(): Promise<number>;
+  /** Polls a job until it is completed or failed. */
+  waitJob(jobId: string, timeoutMs?: number): Promise<JobBody>;
+  /** Stops serve with SIGTERM (resolving its exit code) and starts it again on the same data. */
+  restart(): Promise<number | null>;
+  /** Stops serve and removes its data. */
+  stop(): Promise<void>;
+}
+
+export async function startServeStack(opts: { name: string; plan?: string; env?: NodeJS.ProcessEnv }): Promise<ServeStack> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `mediasvc-${opts.name}-`));
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    TEMPORAL_DEV_PORT: String(await freePort()),
+    TEMPORAL_UI_PORT: String(await freePort()),
+    ALLOW_PRIVATE_NETWORK: '1',
+    DATABASE_URL: '',
+    TEMPORAL_ADDRESS: '',
+    ...opts.env,
+  };
+  const base = `http://127.0.0.1:${port}`;
+  const start = async () => {
+    const svc = startService(['serve'], env, path.join(dataDir, 'serve.log'));
+    await waitHealthy(base, svc);
+    return svc;
+  };
+  let svc = await start();
+  const accountId = (await cli(env, 'accounts', 'create', '--name', opts.name, '--plan', opts.plan ?? 'pro')).pop()!;
+  const key = (await cli(env, 'keys', 'create', '--account', accountId, '--name', `${opts.name} key`)).pop()!;
+
+  const stack: ServeStack = {
+    base,
+    env,
+    dataDir,
+    svc,
+    key,
+    accountId,
+    async api(method, p, body) {
+      const res = await fetch(base + p, {
+        method,
+        headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      return { status: res.status, headers: res.headers, body: await res.json() };
+    },
+    credits: async () => Number((await cli(env, 'accounts', 'credits', accountId)).pop()),
+    waitJob: (jobId, timeoutMs = 180_000) =>
+      waitFor(
+        `job ${jobId}`,
+        async () => {
+          const { body } = await stack.api('GET', `/v1/jobs/${jobId}`);
+          return body.status === 'completed' || body.status === 'failed' ? (body as JobBody) : undefined;
+        },
+        timeoutMs,
+        200,
+      ),
+    async restart() {
+      const code = await stopService(svc);
+      svc = await start();
+      stack.svc = svc;
+      return code;
+    },
+    async stop() {
+      await stopService(svc);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return stack;
+}
