@@ -1,11 +1,10 @@
-import crypto from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/core';
 import { WebhookDelivery, WebhookEndpoint, type WebhookEvent } from '../db/webhook.entity';
 import { Job } from '../db/job.entity';
 import { serverSecret } from '../db/secrets';
 import type { Config } from '../lib/config';
 import { FileLinks } from '../lib/file-links';
-import { performAttempt, type AttemptInput } from '../lib/webhook-delivery';
+import { logAttempt, performAttempt, type AttemptInput } from '../lib/webhook-delivery';
 
 export interface DeliveryTarget {
   /** Part of the child workflow id: `ep{id}` for an endpoint, `job` for the job's own webhook_url. */
@@ -93,15 +92,7 @@ export function createWebhookActivities(deps: WebhookDeps) {
       const em = orm.em.fork();
       const exists = await em.count(WebhookDelivery, { deliveryId: input.deliveryId, attempt: input.attempt });
       if (exists) return;
-      em.create(WebhookDelivery, {
-        id: crypto.randomUUID(),
-        deliveryId: input.deliveryId,
-        accountId: input.accountId,
-        webhookId: input.webhookId,
-        url: input.url,
-        event: input.event,
-        jobId: input.jobId,
-        attempt: input.attempt,
+      await logAttempt(em, input, {
         status: 'failed',
         statusCode: null,
         responseTimeMs: null,
@@ -109,7 +100,6 @@ export function createWebhookActivities(deps: WebhookDeps) {
         createdAt: new Date(await now()),
         nextAttemptAt: input.nextAttemptAtMs === null ? null : new Date(input.nextAttemptAtMs),
       });
-      await em.flush();
     },
 
     /** False when the endpoint was deleted or deactivated; then no attempt is announced as pending any more. */

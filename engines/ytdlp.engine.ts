@@ -106,14 +106,16 @@ export interface YtDlpEngine {
 export interface YtDlpEngineOptions {
   binary: string;
   ffmpegLocation?: string;
+  /** Extra yt-dlp plugin folders (`--plugin-dirs`), e.g. from YTDLP_PLUGIN_DIRS. */
+  pluginDirs?: string[];
   extraArgs?: string[];
 }
 
 const PROGRESS_PREFIX = 'MEDIASVC-PROGRESS ';
 
-/** Runs the pinned yt-dlp as a child process with JSON output. */
-export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
-  const common = [
+/** Arguments of every yt-dlp run: no user config, one video, Node as the JS runtime (YouTube needs one). */
+export function ytdlpBaseArgs(opts: { ffmpegLocation?: string; pluginDirs?: string[]; extraArgs?: string[] }): string[] {
+  return [
     '--ignore-config',
     '--no-playlist',
     '--no-warnings',
@@ -121,8 +123,14 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
     '--js-runtimes',
     `node:${process.execPath}`,
     ...(opts.ffmpegLocation ? ['--ffmpeg-location', opts.ffmpegLocation] : []),
+    ...(opts.pluginDirs ?? []).flatMap((d) => ['--plugin-dirs', d]),
     ...(opts.extraArgs ?? []),
   ];
+}
+
+/** Runs the pinned yt-dlp as a child process with JSON output. */
+export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
+  const common = ytdlpBaseArgs(opts);
 
   return {
     async probe(url, signal) {

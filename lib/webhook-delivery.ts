@@ -42,21 +42,32 @@ export async function performAttempt(em: EntityManager, input: AttemptInput, dep
     : { statusCode: null, responseTimeMs: 0, error: 'the webhook endpoint no longer exists' };
   const ok = res.statusCode !== null && res.statusCode >= 200 && res.statusCode < 300;
   const final = ok || res.statusCode === 410 || !secret;
-  const record = em.create(WebhookDelivery, {
-    id: crypto.randomUUID(),
-    deliveryId: input.deliveryId,
-    accountId: input.accountId,
-    webhookId: input.webhookId,
-    url: input.url,
-    event: input.event,
-    jobId: input.jobId,
-    attempt: input.attempt,
+  return logAttempt(em, input, {
     status: ok ? 'succeeded' : 'failed',
     statusCode: res.statusCode,
     responseTimeMs: res.responseTimeMs,
     error: res.statusCode === 410 ? 'the endpoint answered HTTP 410 Gone; no more attempts' : res.error,
     createdAt: new Date(startedAt),
     nextAttemptAt: final ? null : input.nextAttemptAt,
+  });
+}
+
+/** Writes one attempt to the delivery log. */
+export async function logAttempt(
+  em: EntityManager,
+  target: Pick<AttemptInput, 'deliveryId' | 'accountId' | 'webhookId' | 'url' | 'event' | 'jobId' | 'attempt'>,
+  outcome: Pick<WebhookDelivery, 'status' | 'statusCode' | 'responseTimeMs' | 'error' | 'createdAt' | 'nextAttemptAt'>,
+): Promise<WebhookDelivery> {
+  const record = em.create(WebhookDelivery, {
+    id: crypto.randomUUID(),
+    deliveryId: target.deliveryId,
+    accountId: target.accountId,
+    webhookId: target.webhookId,
+    url: target.url,
+    event: target.event,
+    jobId: target.jobId,
+    attempt: target.attempt,
+    ...outcome,
   });
   await em.flush();
   return record;

@@ -61,8 +61,7 @@ export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Prom
         }),
       );
     } else if (queue === TASK_QUEUES.fetch) {
-      const pluginArgs = config.ytdlpPluginDirs.flatMap((d) => ['--plugin-dirs', d]);
-      const ytdlp = createYtDlpEngine({ binary: config.ytdlpPath, ffmpegLocation: ffmpegDir(config.ffmpegPath), extraArgs: pluginArgs });
+      const ytdlp = createYtDlpEngine({ binary: config.ytdlpPath, ffmpegLocation: ffmpegDir(config.ffmpegPath), pluginDirs: config.ytdlpPluginDirs });
       const ffmpeg = createFfmpegEngine(config);
       // Comments: PeerTube instances over their REST API, everything else through yt-dlp.
       const providers = [

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/workflow';
 import { clipProblem } from '../lib/edit-plan';
 import { FAILURE_TYPES, type DownloadParams, type JobOutput } from '../lib/job.types';
 import { parseTimeString } from '../lib/time';
-import { fetch, media, process } from './activities';
+import { fetch, process } from './activities';
 
 /** Download operation: check limits, fetch the rendition, deliver it in the requested format. */
 export async function runDownload(jobId: string, params: DownloadParams): Promise<JobOutput> {
@@ -19,7 +19,7 @@ export async function runDownload(jobId: string, params: DownloadParams): Promis
   const problem = source.duration === null ? null : clipProblem(clipStart, clipEnd, source.duration);
   if (problem) throw ApplicationFailure.nonRetryable(problem, FAILURE_TYPES.rejected);
   const sourceFile = await fetch.downloadSource({ jobId, url: params.url, quality: params.quality, format: params.format, progressRange: [0, 50] });
-  return media.processDownload({
+  return process.processDownload({
     jobId,
     sourceFile,
     quality: params.quality,

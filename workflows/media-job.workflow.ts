@@ -9,7 +9,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import { FAILURE_TYPES, TASK_QUEUES, type JobEnd, type JobOutput, type MediaJobInput } from '../lib/job.types';
-import { control, hooks } from './activities';
+import { control } from './activities';
 import { webhookDeliveryWorkflow } from './webhook-delivery.workflow';
 import { runComments } from './comments.workflow';
 import { runDownload } from './download.workflow';
@@ -36,7 +36,7 @@ export async function mediaJobWorkflow(input: MediaJobInput): Promise<JobEnd> {
 /** One child workflow per target, not awaited; its id is stable per (job, event, target), so a retried parent starts no duplicate. */
 async function startEventDeliveries(jobId: string, end: JobEnd): Promise<void> {
   const event = end.status === 'completed' ? 'job.completed' : 'job.failed';
-  const plan = await hooks.planJobEvent({ jobId, event });
+  const plan = await control.planJobEvent({ jobId, event });
   for (const target of plan.targets) {
     const deliveryId = `whd_${jobId}_${event}_${target.key}`;
     try {

@@ -1,5 +1,5 @@
 import { runProcess } from '../process';
-import { classify, YtDlpError } from '../ytdlp.engine';
+import { classify, YtDlpError, ytdlpBaseArgs } from '../ytdlp.engine';
 import {
   type Comment,
   CommentsError,
@@ -53,16 +53,7 @@ export function commentExtractorArgs(req: Pick<CommentsRequest, 'maxComments' | 
 
 /** Comments through yt-dlp (`--write-comments`, i.e. getcomments): YouTube, SoundCloud, Bilibili, Instagram, … */
 export function createYtDlpCommentsProvider(opts: YtDlpCommentsOptions): CommentsProvider {
-  const common = [
-    '--ignore-config',
-    '--no-playlist',
-    '--no-warnings',
-    '--no-cache-dir',
-    '--js-runtimes',
-    `node:${process.execPath}`,
-    ...(opts.pluginDirs ?? []).flatMap((d) => ['--plugin-dirs', d]),
-    ...(opts.extraArgs ?? []),
-  ];
+  const common = ytdlpBaseArgs(opts);
   return {
     name: 'yt-dlp',
     handles: () => Promise.resolve(true),
