@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { downloadDirectMedia, probeDirectMedia } from '../engines/direct-media';
 import type { FfmpegEngine } from '../engines/ffmpeg.engine';
-import type { YtDlpEngine, YtDlpInfo } from '../engines/ytdlp.engine';
+import type { DownloadRequest, YtDlpEngine, YtDlpInfo } from '../engines/ytdlp.engine';
 import { YtDlpError } from '../engines/ytdlp.engine';
 import type { Config } from '../lib/config';
 import { ytdlpSelection } from '../lib/download-plan';
@@ -69,6 +69,29 @@ export function createFetchActivities(deps: FetchDeps) {
       acodec: info.acodec ?? (a ? a.codec_name : 'none') ?? null,
       filesize: info.filesize ?? p.format.size ?? null,
     };
+  }
+
+  /** Downloads with yt-dlp into the job's work folder (heartbeats, cancellation, size limit); returns the file's absolute path. */
+  async function ytdlpDownload(input: DownloadSourceInput, extra: Pick<DownloadRequest, 'matchFilter' | 'writeInfoJson'> = {}): Promise<string> {
+    const report = progressReporter(input.progressRange);
+    const stop = keepAlive();
+    const sel = ytdlpSelection(input.quality, input.format);
+    try {
+      return await ytdlp.download({
+        url: input.url,
+        outDir: path.join(storage.workDirOf(input.jobId), 'download'),
+        format: sel.format,
+        sort: sel.sort,
+        maxFilesize: config.maxSourceBytes,
+        ...extra,
+        signal: Context.current().cancellationSignal,
+        onProgress: (p) => p.fraction !== null && report(p.fraction),
+      });
+    } catch (err) {
+      throw toFailure(err);
+    } finally {
+      stop();
+    }
   }
 
   /**
@@ -143,56 +166,17 @@ export function createFetchActivities(deps: FetchDeps) {
       await assertSafe(input.url);
       const direct = await probeDirectMedia(input.url, config.allowPrivateNetwork);
       if (direct) return fetchDirect(input, direct.length);
-      const report = progressReporter(input.progressRange);
-      const stop = keepAlive();
-      const workDir = storage.workDirOf(input.jobId);
-      const outDir = path.join(workDir, 'download');
-      const sel = ytdlpSelection(input.quality, input.format);
       const filter = [config.allowLive ? null : '!is_live', `duration <=? ${config.maxSourceDurationSeconds}`].filter(Boolean).join(' & ');
-      try {
-        const file = await ytdlp.download({
-          url: input.url,
-          outDir,
-          format: sel.format,
-          sort: sel.sort,
-          maxFilesize: config.maxSourceBytes,
-          matchFilter: filter,
-          writeInfoJson: true,
-          signal: Context.current().cancellationSignal,
-          onProgress: (p) => p.fraction !== null && report(p.fraction),
-        });
-        const info = JSON.parse(await fs.readFile(path.join(outDir, 'source.info.json'), 'utf8')) as YtDlpInfo;
-        return { sourceFile: path.relative(workDir, file), title: info.title ?? info.id, duration: typeof info.duration === 'number' ? info.duration : null };
-      } catch (err) {
-        throw toFailure(err);
-      } finally {
-        stop();
-      }
+      const file = await ytdlpDownload(input, { matchFilter: filter, writeInfoJson: true });
+      const info = JSON.parse(await fs.readFile(path.join(path.dirname(file), 'source.info.json'), 'utf8')) as YtDlpInfo;
+      const workDir = storage.workDirOf(input.jobId);
+      return { sourceFile: path.relative(workDir, file), title: info.title ?? info.id, duration: typeof info.duration === 'number' ? info.duration : null };
     },
 
     /** Downloads the best matching rendition into the job's work folder; returns its path relative to that folder. */
     async downloadSource(input: DownloadSourceInput): Promise<string> {
       await assertSafe(input.url);
-      const report = progressReporter(input.progressRange);
-      const stop = keepAlive();
-      const outDir = path.join(storage.workDirOf(input.jobId), 'download');
-      const sel = ytdlpSelection(input.quality, input.format);
-      try {
-        const file = await ytdlp.download({
-          url: input.url,
-          outDir,
-          format: sel.format,
-          sort: sel.sort,
-          maxFilesize: config.maxSourceBytes,
-          signal: Context.current().cancellationSignal,
-          onProgress: (p) => p.fraction !== null && report(p.fraction),
-        });
-        return path.relative(storage.workDirOf(input.jobId), file);
-      } catch (err) {
-        throw toFailure(err);
-      } finally {
-        stop();
-      }
+      return path.relative(storage.workDirOf(input.jobId), await ytdlpDownload(input));
     },
   };
 }

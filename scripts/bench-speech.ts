@@ -11,7 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { createSpeechServices } from '../engines/speech/services';
 import { loadConfig, projectRoot } from '../lib/config';
-import { cli, freePort, startService, stopService, waitFor, waitHealthy } from '../test/helpers/processes';
+import { waitFor } from '../test/helpers/processes';
+import { startServeStack } from '../test/helpers/serve-stack';
 
 const SHARED = path.join(projectRoot, '../shared/media/speech');
 const LIBRIVOX = '/usr/share/pocketsphinx/test/data/librivox';
@@ -64,24 +65,10 @@ async function main(): Promise<void> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const clipUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/clip.wav`;
 
-  const port = await freePort();
-  const env: NodeJS.ProcessEnv = {
-    DATA_DIR: path.join(work, 'data'),
-    PORT: String(port),
-    TEMPORAL_DEV_PORT: String(await freePort()),
-    TEMPORAL_UI_PORT: String(await freePort()),
-    ALLOW_PRIVATE_NETWORK: '1',
-    DATABASE_URL: '',
-    TEMPORAL_ADDRESS: '',
-    WHISPER_AUTO_DOWNLOAD: '',
-  };
-  const base = `http://127.0.0.1:${port}`;
-  const svc = startService(['serve'], env, path.join(work, 'serve.log'));
+  const stack = await startServeStack({ name: 'bench', plan: 'business', env: { WHISPER_AUTO_DOWNLOAD: '' } });
+  const { base, key } = stack;
   const rows: string[][] = [];
   try {
-    await waitHealthy(base, svc);
-    const account = (await cli(env, 'accounts', 'create', '--name', 'bench', '--plan', 'business')).pop()!;
-    const key = (await cli(env, 'keys', 'create', '--account', account, '--name', 'bench')).pop()!;
     // A kept-alive socket may be closed by the server while bare faster-whisper runs: retry once
     // (POSTs carry an Idempotency-Key, so a retry never makes a second job).
     const api = async (method: string, p: string, body?: unknown) => {
@@ -126,7 +113,7 @@ async function main(): Promise<void> {
       ]);
     }
   } finally {
-    await stopService(svc);
+    await stack.stop();
     server.close();
     fs.rmSync(work, { recursive: true, force: true });
   }

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ApplicationFailure } from '@temporalio/common';
 import { createCommentsActivities, type ExtractCommentsInput } from '../activities/comments.activities';
 import { createPeerTubeProvider, peerTubeVideoId } from '../engines/comments/peertube';
 import { CommentsError, type Comment, type CommentsFile, type CommentsProvider } from '../engines/comments/provider';
@@ -10,7 +9,7 @@ import { createYtDlpCommentsProvider } from '../engines/comments/ytdlp-comments'
 import { loadConfig } from '../lib/config';
 import { FAILURE_TYPES } from '../lib/job.types';
 import { Storage } from '../lib/storage';
-import { runActivity } from './helpers/activity-env';
+import { expectNonRetryable, runActivity } from './helpers/activity-env';
 import { peerTubeExpected, peerTubeOrder, PT_DELETED_ROOTS, PT_THREADS, PT_VIDEOS, startPeerTubeFixture, type PeerTubeFixture } from './helpers/peertube-fixture';
 import { startYtcFixture, YTC_BASE_TS, YTC_THREADS, ytcLikes, ytcThreads, YTDLP_PLUGIN_DIR, type YtcFixture } from './helpers/ytdlp-comments-fixture';
 
@@ -67,16 +66,6 @@ describe('comments operation: providers and the extractComments activity', funct
     assert.deepEqual(out.resultData, { title: file.title, comment_count: file.comment_count, top_level_count: file.comments.length, reply_count: replies, sort: over.sort ?? 'top' });
     assert.equal(file.url, url);
     return file;
-  }
-
-  async function expectFailure(p: Promise<unknown>, type: string, message: RegExp): Promise<void> {
-    await assert.rejects(p, (err: unknown) => {
-      assert.ok(err instanceof ApplicationFailure, String(err));
-      assert.equal(err.type, type);
-      assert.equal(err.nonRetryable, true);
-      assert.match(err.message, message);
-      return true;
-    });
   }
 
   describe('PeerTube provider against a PeerTube fixture instance', () => {
@@ -194,8 +183,8 @@ describe('comments operation: providers and the extractComments activity', funct
     it('a video with 0 comments gives an empty file; disabled comments and unknown videos fail the job', async () => {
       const file = await extract([provider], pt.url(`/w/${PT_VIDEOS.empty.shortUUID}`), { maxComments: 1000 });
       assert.deepEqual([file.title, file.comment_count, file.comments], [PT_VIDEOS.empty.name, 0, []]);
-      await expectFailure(extract([provider], pt.url(`/w/${PT_VIDEOS.closed.shortUUID}`)), FAILURE_TYPES.unavailable, /Comments are disabled/);
-      await expectFailure(extract([provider], pt.url('/w/doesNotExist')), FAILURE_TYPES.unavailable, /answered 404/);
+      await expectNonRetryable(extract([provider], pt.url(`/w/${PT_VIDEOS.closed.shortUUID}`)), FAILURE_TYPES.unavailable, /Comments are disabled/);
+      await expectNonRetryable(extract([provider], pt.url('/w/doesNotExist')), FAILURE_TYPES.unavailable, /answered 404/);
     });
 
     it('its HTTP calls obey the private-address rule', async () => {
@@ -277,8 +266,8 @@ describe('comments operation: providers and the extractComments activity', funct
     it('no comments is an empty file; disabled comments and platforms without comment support fail', async () => {
       const empty = await extract([provider], fx.url('/ytc/watch/ytc-empty'));
       assert.deepEqual([empty.comment_count, empty.comments], [0, []]);
-      await expectFailure(extract([provider], fx.url('/ytc/watch/ytc-off')), FAILURE_TYPES.unavailable, /Comments are disabled/);
-      await expectFailure(extract([provider], fx.url('/ytc/media/clip.mp4')), FAILURE_TYPES.unsupported, /Comments are not supported for this platform/);
+      await expectNonRetryable(extract([provider], fx.url('/ytc/watch/ytc-off')), FAILURE_TYPES.unavailable, /Comments are disabled/);
+      await expectNonRetryable(extract([provider], fx.url('/ytc/media/clip.mp4')), FAILURE_TYPES.unsupported, /Comments are not supported for this platform/);
     });
 
     it('the job picks the provider by URL: PeerTube hosts over the API, anything else through yt-dlp', async () => {

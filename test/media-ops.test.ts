@@ -5,7 +5,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ApplicationFailure } from '@temporalio/common';
 import sharp from 'sharp';
 import { createEditActivities, type ProcessDownloadInput } from '../activities/edit.activities';
 import { createFetchActivities, type FetchDeps } from '../activities/fetch.activities';
@@ -16,7 +15,7 @@ import { createYtDlpEngine } from '../engines/ytdlp.engine';
 import { loadConfig, projectRoot } from '../lib/config';
 import { FAILURE_TYPES, type DownloadFormat, type JobOutput, type PreviewParams, type Quality } from '../lib/job.types';
 import { Storage } from '../lib/storage';
-import { activityEnv } from './helpers/activity-env';
+import { activityEnv, expectNonRetryable } from './helpers/activity-env';
 import { FIXTURE, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { audioStream, ffprobe, videoStream } from './helpers/media';
 
@@ -98,16 +97,6 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  async function expectFailure(p: Promise<unknown>, type: string, message: RegExp): Promise<void> {
-    await assert.rejects(p, (err: unknown) => {
-      assert.ok(err instanceof ApplicationFailure, String(err));
-      assert.equal(err.type, type);
-      assert.equal(err.nonRetryable, true);
-      assert.match(err.message, message);
-      return true;
-    });
-  }
-
   /** Downloads a fixture into a fresh job's work folder, as the workflow's downloadSource step does. */
   async function fetchSource(urlPath: string, quality: Quality = 'best', format: DownloadFormat | null = null) {
     const jobId = crypto.randomUUID();
@@ -165,8 +154,8 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
     });
 
     it('fails without retry, with a readable message, when a clip time is past the source end', async () => {
-      await expectFailure(edit('/media/v480.mp4', { clipStart: 1, clipEnd: 9 }), FAILURE_TYPES.rejected, /clip_end \(9 s\) is past the end of the source, which is 4(\.\d+)? s long/);
-      await expectFailure(edit('/media/v480.mp4', { clipStart: 5 }), FAILURE_TYPES.rejected, /clip_start \(5 s\) is past the end/);
+      await expectNonRetryable(edit('/media/v480.mp4', { clipStart: 1, clipEnd: 9 }), FAILURE_TYPES.rejected, /clip_end \(9 s\) is past the end of the source, which is 4(\.\d+)? s long/);
+      await expectNonRetryable(edit('/media/v480.mp4', { clipStart: 5 }), FAILURE_TYPES.rejected, /clip_start \(5 s\) is past the end/);
     });
   });
 
@@ -244,7 +233,7 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
       const silentVideo = path.join(storage.workDirOf(jobId), 'video-only.mp4');
       await run('ffmpeg', ['-v', 'error', '-y', '-i', path.join(storage.workDirOf(jobId), sourceFile), '-an', '-c', 'copy', silentVideo]);
       const input: ProcessDownloadInput = { jobId, sourceFile: 'video-only.mp4', quality: 'best', format: null, title: 'T', clipStart: null, clipEnd: null, processing: ['normalize'], progressRange: [50, 99] };
-      await expectFailure(activityEnv().run(editActs().processDownload, input), FAILURE_TYPES.unavailable, /no audio track, so normalize cannot be applied/);
+      await expectNonRetryable(activityEnv().run(editActs().processDownload, input), FAILURE_TYPES.unavailable, /no audio track, so normalize cannot be applied/);
     });
   });
 
@@ -351,9 +340,9 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
     });
 
     it('fails readably when a start or timestamp is past the end, or the source has no video', async () => {
-      await expectFailure(preview(defaults({ preview_type: 'gif', start: '6' })), FAILURE_TYPES.rejected, /start \(6 s\) is past the end of the source/);
-      await expectFailure(preview(defaults({ preview_type: 'thumbnail', timestamp: '00:04.5' })), FAILURE_TYPES.rejected, /timestamp \(4\.5 s\) is past the end/);
-      await expectFailure(preview(defaults({ preview_type: 'mosaic', columns: 2, rows: 2 }), FIXTURE.audio.quiet), FAILURE_TYPES.unavailable, /no video track/);
+      await expectNonRetryable(preview(defaults({ preview_type: 'gif', start: '6' })), FAILURE_TYPES.rejected, /start \(6 s\) is past the end of the source/);
+      await expectNonRetryable(preview(defaults({ preview_type: 'thumbnail', timestamp: '00:04.5' })), FAILURE_TYPES.rejected, /timestamp \(4\.5 s\) is past the end/);
+      await expectNonRetryable(preview(defaults({ preview_type: 'mosaic', columns: 2, rows: 2 }), FIXTURE.audio.quiet), FAILURE_TYPES.unavailable, /no video track/);
     });
   });
 
@@ -430,7 +419,7 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
     });
 
     it('fails readably for a timestamp past the end', async () => {
-      await expectFailure(fingerprint('/media/v720.mp4', 7, 8), FAILURE_TYPES.rejected, /timestamp \(7 s\) is past the end/);
+      await expectNonRetryable(fingerprint('/media/v720.mp4', 7, 8), FAILURE_TYPES.rejected, /timestamp \(7 s\) is past the end/);
     });
   });
 });

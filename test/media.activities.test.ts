@@ -3,7 +3,6 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ApplicationFailure } from '@temporalio/common';
 import { createFetchActivities, type FetchDeps } from '../activities/fetch.activities';
 import { createProcessActivities } from '../activities/process.activities';
 import { createFfmpegEngine } from '../engines/ffmpeg.engine';
@@ -12,7 +11,7 @@ import { loadConfig } from '../lib/config';
 import { FAILURE_TYPES, type DownloadFormat, type Quality } from '../lib/job.types';
 import { Storage } from '../lib/storage';
 import { FIXTURE, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
-import { activityEnv, runActivity } from './helpers/activity-env';
+import { activityEnv, runActivity, expectNonRetryable } from './helpers/activity-env';
 import { audioStream, ffprobe, videoStream } from './helpers/media';
 
 describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
@@ -35,16 +34,6 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
   });
 
   const fetchActs = (over: Partial<FetchDeps['config']> = {}) => createFetchActivities({ ytdlp, ffmpeg, storage, config: { ...limits, ...over } });
-
-  async function expectFailure(p: Promise<unknown>, type: string, message: RegExp): Promise<void> {
-    await assert.rejects(p, (err: unknown) => {
-      assert.ok(err instanceof ApplicationFailure, String(err));
-      assert.equal(err.type, type);
-      assert.equal(err.nonRetryable, true);
-      assert.match(err.message, message);
-      return true;
-    });
-  }
 
   describe('readInfo', () => {
     it('reads page metadata (og:video + JSON-LD) into the Video info object', async () => {
@@ -94,23 +83,23 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
     });
 
     it('fails as unsupported for a page without media, and unavailable for a 404', async () => {
-      await expectFailure(runActivity(fetchActs().readInfo, fx.url('/watch/nomedia')), FAILURE_TYPES.unsupported, /No platform handler supports/);
-      await expectFailure(runActivity(fetchActs().readInfo, fx.url('/missing')), FAILURE_TYPES.unavailable, /404/);
+      await expectNonRetryable(runActivity(fetchActs().readInfo, fx.url('/watch/nomedia')), FAILURE_TYPES.unsupported, /No platform handler supports/);
+      await expectNonRetryable(runActivity(fetchActs().readInfo, fx.url('/missing')), FAILURE_TYPES.unavailable, /404/);
     });
 
     it('refuses private addresses unless allowed', async () => {
-      await expectFailure(runActivity(fetchActs({ allowPrivateNetwork: false }).readInfo, fx.url('/watch/trailer')), FAILURE_TYPES.rejected, /private or reserved/);
+      await expectNonRetryable(runActivity(fetchActs({ allowPrivateNetwork: false }).readInfo, fx.url('/watch/trailer')), FAILURE_TYPES.rejected, /private or reserved/);
     });
   });
 
   describe('probeSource limits', () => {
     it('refuses a source longer than the maximum duration', async () => {
-      await expectFailure(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).probeSource, fx.url('/hls/master.m3u8')), FAILURE_TYPES.rejected, /over the limit of 2 s/);
+      await expectNonRetryable(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).probeSource, fx.url('/hls/master.m3u8')), FAILURE_TYPES.rejected, /over the limit of 2 s/);
     });
     it('fetchSource enforces the same limits in one yt-dlp run and returns the file with title and duration', async () => {
       const jobId = crypto.randomUUID();
       const input = { jobId, url: fx.url('/watch/trailer'), quality: 'audio' as const, format: null, progressRange: [0, 15] as [number, number] };
-      await expectFailure(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).fetchSource, input), FAILURE_TYPES.rejected, /outside the limits/);
+      await expectNonRetryable(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).fetchSource, input), FAILURE_TYPES.rejected, /outside the limits/);
       const okJob = crypto.randomUUID();
       const got = await runActivity(fetchActs().fetchSource, { ...input, jobId: okJob });
       assert.equal(got.title, FIXTURE.page.title);
@@ -121,9 +110,9 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
 
     it('fetchSource takes a direct media file without yt-dlp, with the same limits', async () => {
       const input = { jobId: crypto.randomUUID(), url: fx.url('/media/audio.m4a'), quality: 'audio' as const, format: null, progressRange: [0, 15] as [number, number] };
-      await expectFailure(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).fetchSource, input), FAILURE_TYPES.rejected, /outside the limits/);
-      await expectFailure(runActivity(fetchActs({ maxSourceBytes: 1000 }).fetchSource, { ...input, jobId: crypto.randomUUID() }), FAILURE_TYPES.rejected, /over the limit of 1000 bytes/);
-      await expectFailure(runActivity(fetchActs({ allowPrivateNetwork: false }).fetchSource, { ...input, jobId: crypto.randomUUID() }), FAILURE_TYPES.rejected, /private or reserved/);
+      await expectNonRetryable(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).fetchSource, input), FAILURE_TYPES.rejected, /outside the limits/);
+      await expectNonRetryable(runActivity(fetchActs({ maxSourceBytes: 1000 }).fetchSource, { ...input, jobId: crypto.randomUUID() }), FAILURE_TYPES.rejected, /over the limit of 1000 bytes/);
+      await expectNonRetryable(runActivity(fetchActs({ allowPrivateNetwork: false }).fetchSource, { ...input, jobId: crypto.randomUUID() }), FAILURE_TYPES.rejected, /private or reserved/);
       const okJob = crypto.randomUUID();
       const got = await runActivity(fetchActs().fetchSource, { ...input, jobId: okJob });
       assert.deepEqual([got.title, got.sourceFile], ['audio', 'download/source.m4a']);
@@ -206,7 +195,7 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
     });
 
     it('fails as unavailable when the source disappears', async () => {
-      await expectFailure(
+      await expectNonRetryable(
         runActivity(fetchActs().downloadSource, { jobId: crypto.randomUUID(), url: fx.url('/missing'), quality: 'best', format: null, progressRange: [0, 80] as [number, number] }),
         FAILURE_TYPES.unavailable,
         /404/,

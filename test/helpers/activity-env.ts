@@ -1,3 +1,5 @@
+import assert from 'node:assert/strict';
+import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 
@@ -15,4 +17,15 @@ export function activityEnv(onProgress?: (progress: number) => void): MockActivi
     });
   }
   return env;
+}
+
+/** Asserts that an activity failed with a non-retryable ApplicationFailure of the given type and message. */
+export async function expectNonRetryable(p: Promise<unknown>, type: string, message: RegExp): Promise<void> {
+  await assert.rejects(p, (err: unknown) => {
+    assert.ok(err instanceof ApplicationFailure, String(err));
+    assert.equal(err.type, type);
+    assert.equal(err.nonRetryable, true);
+    assert.match(err.message, message);
+    return true;
+  });
 }
