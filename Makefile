@@ -30,4 +30,4 @@ clean:
 
 # Realtime factors of the transcribe job (end to end) vs bare faster-whisper, per installed model.
 bench-speech: build
-	@node dist/scripts/bench-speech.js
+	@node dist/test/bench/speech.bench.js

@@ -1,4 +1,9 @@
+import { builtinModules } from 'node:module';
 import tseslint from 'typescript-eslint';
+
+// Workflows run in Temporal's deterministic sandbox: no Node built-in at all (generated, both `x`
+// and `node:x`), and the layers that do I/O only as types.
+const nodeBuiltins = builtinModules.filter((m) => !m.startsWith('_')).flatMap((m) => [m, `node:${m}`]);
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.venv/**', '.tools/**', 'data/**'] },
@@ -13,11 +18,20 @@ export default tseslint.config(
     },
   },
   {
-    // Workflows run in Temporal's deterministic sandbox: no Node built-ins, no wall clock.
     files: ['workflows/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: ['node:*', 'fs', 'path', 'crypto', 'child_process', '../db/*', '../engines/*'] }],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'Workflows are deterministic: no Node built-ins.' })),
+          patterns: [
+            { group: ['**/activities/*', '**/workers/*', '**/api/*', '**/api/**'], allowTypeImports: true, message: 'Workflows may import activities, workers and the API as types only.' },
+            { group: ['**/db/*', '**/engines/*', '**/engines/**', '**/bin/*'], message: 'Workflows do no I/O: use an activity.' },
+          ],
+        },
+      ],
       'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'Use workflow time, not the wall clock.' }],
+      'no-restricted-globals': ['error', { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' }, { name: 'setInterval', message: 'Use sleep() from @temporalio/workflow.' }],
     },
   },
 );

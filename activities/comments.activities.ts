@@ -2,10 +2,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { CommentsError, countComments, pickProvider, toCommentsFile, type CommentSort, type CommentsProvider } from '../engines/comments/provider';
+import { checkUrlAddress } from '../engines/egress/address-check';
+import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
-import { FAILURE_TYPES, type JobOutput } from '../lib/job.types';
-import type { Storage } from '../lib/storage';
-import { checkUrlAddress } from '../lib/url-safety';
+import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
+import { classifiedFailure } from './failures';
 import { keepAlive, progressReporter } from './heartbeat';
 
 export interface CommentsDeps {
@@ -75,8 +76,5 @@ export function createCommentsActivities(deps: CommentsDeps) {
 export type CommentsActivities = ReturnType<typeof createCommentsActivities>;
 
 function toFailure(err: unknown): unknown {
-  if (!(err instanceof CommentsError)) return err;
-  if (err.kind === 'unsupported') return ApplicationFailure.nonRetryable(err.message, FAILURE_TYPES.unsupported);
-  if (err.kind === 'unavailable') return ApplicationFailure.nonRetryable(err.message, FAILURE_TYPES.unavailable);
-  return ApplicationFailure.retryable(err.message, 'CommentsFailed');
+  return err instanceof CommentsError ? classifiedFailure(err.kind, err.message, 'CommentsFailed') : err;
 }

@@ -1,10 +1,10 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { MikroORM } from '@mikro-orm/core';
-import { refundJob } from '../db/credits';
 import { Job } from '../db/job.entity';
+import { failJobWithRefund } from '../db/jobs.repository';
+import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
-import type { JobEnd, JobOutput } from '../lib/job.types';
-import type { Storage } from '../lib/storage';
+import type { JobEnd, JobOutput } from '../lib/jobs';
 
 export interface ControlDeps {
   orm: MikroORM;
@@ -51,24 +51,11 @@ export function createControlActivities(deps: ControlDeps) {
 
     /** Marks the job failed and refunds its charge in one transaction; a second call changes nothing. */
     async failJob(input: { jobId: string; errorMessage: string }): Promise<JobEnd> {
-      const em = orm.em.fork();
-      const end = await em.transactional(async (tx) => {
-        const job = await tx.findOne(Job, input.jobId);
-        if (!job) throw ApplicationFailure.nonRetryable(`job ${input.jobId} does not exist`, 'JobMissing');
-        if (job.status === 'completed') return { jobId: job.id, status: 'completed' as const };
-        if (job.status !== 'failed') {
-          job.status = 'failed';
-          job.progress = null;
-          job.errorMessage = input.errorMessage;
-          job.completedAt = new Date();
-          await tx.flush();
-        }
-        await refundJob(tx, job.accountId, job.id, job.creditsCharged);
-        return { jobId: job.id, status: 'failed' as const };
-      });
+      const outcome = await failJobWithRefund(orm.em.fork(), input.jobId, input.errorMessage);
+      if (!outcome.found) throw ApplicationFailure.nonRetryable(`job ${input.jobId} does not exist`, 'JobMissing');
       await storage.removeWorkDir(input.jobId);
-      await storage.removeOutput(input.jobId);
-      return end;
+      if (outcome.status === 'failed') await storage.removeOutput(input.jobId);
+      return { jobId: input.jobId, status: outcome.status };
     },
   };
 }

@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import type { ProgressDetails } from '../lib/job.types';
+import type { ProgressDetails } from '../lib/jobs';
 
 /** Maps a 0..1 fraction of this activity onto the job's [from, to] progress band and heartbeats it. */
 export function progressReporter(range: [number, number]): (fraction: number) => void {

@@ -1,17 +1,19 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { FfmpegEngine } from '../engines/ffmpeg.engine';
+import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { ModelSelectionError, type ModelChoice, type ModelRegistry } from '../engines/speech/model-registry';
 import { toSrt, toVtt, type Cue } from '../engines/speech/subtitles';
 import type { WhisperEngine, WhisperResult, WhisperSegment } from '../engines/speech/whisper.engine';
 import { WhisperError } from '../engines/speech/whisper.engine';
 import { planSpeechTranslation, targetsFromAnySpeech } from '../engines/translate/speech-plan';
 import { translateRoute, type TranslationEngine } from '../engines/translate/translation-engine';
+import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
-import { FAILURE_TYPES, type JobOutput, type SpeechOutputFormat, type TranscribeParams, type TranslateParams } from '../lib/job.types';
-import type { Storage } from '../lib/storage';
+import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
+import type { SpeechOutputFormat, TranscribeParams, TranslateParams } from '../lib/operations';
 import { keepAlive, progressReporter } from './heartbeat';
+import { probeDownloaded } from './media-probe';
 
 export interface SpeechDeps {
   whisper: WhisperEngine;
@@ -37,9 +39,7 @@ export function createSpeechActivities(deps: SpeechDeps) {
   /** 16 kHz mono PCM WAV of the source's audio, in the job's work folder. */
   async function extractAudio(jobId: string, sourceFile: string): Promise<string> {
     const src = path.join(storage.workDirOf(jobId), sourceFile);
-    const probe = await ffmpeg.probe(src).catch((e: Error) => {
-      throw ApplicationFailure.nonRetryable(`The downloaded file is not readable media: ${e.message}`, FAILURE_TYPES.unavailable);
-    });
+    const probe = await probeDownloaded(ffmpeg, src);
     if (!probe.streams.some((s) => s.codec_type === 'audio')) {
       throw ApplicationFailure.nonRetryable('The source has no audio track to transcribe', FAILURE_TYPES.unavailable);
     }

@@ -1,12 +1,14 @@
 import type { MikroORM } from '@mikro-orm/core';
-import { WebhookDelivery, WebhookEndpoint, type WebhookEvent } from '../db/webhook.entity';
 import { Job } from '../db/job.entity';
-import { serverSecret } from '../db/secrets';
+import { serverSecret } from '../db/secrets.repository';
+import { WebhookEndpoint } from '../db/webhook.entity';
+import { attemptLogged, clearNextAttempt, deliverySecret, recordAttempt, subscribedEndpoints } from '../db/webhooks.repository';
+import { attemptDelivery } from '../engines/webhooks/attempt';
 import type { Config } from '../lib/config';
 import { FileLinks } from '../lib/file-links';
-import { logAttempt, performAttempt, type AttemptInput } from '../lib/webhook-delivery';
+import type { DeliveryTarget, WebhookEvent } from '../lib/webhooks';
 
-export interface DeliveryTarget {
+export interface EventTarget {
   /** Part of the child workflow id: `ep{id}` for an endpoint, `job` for the job's own webhook_url. */
   key: string;
   webhookId: number | null;
@@ -17,7 +19,7 @@ export interface EventPlan {
   accountId: string;
   /** The exact body every attempt to every target sends. */
   body: string;
-  targets: DeliveryTarget[];
+  targets: EventTarget[];
   /** Attempt offsets from the first attempt, ms. */
   scheduleMs: number[];
 }
@@ -63,42 +65,37 @@ export function createWebhookActivities(deps: WebhookDeps) {
           completed_at: job.completedAt?.toISOString() ?? null,
         },
       });
-      const endpoints = await em.find(WebhookEndpoint, { accountId: job.accountId, isActive: true }, { orderBy: { id: 'asc' } });
-      const targets: DeliveryTarget[] = endpoints
-        .filter((e) => e.events.length === 0 || e.events.includes(input.event))
-        .map((e) => ({ key: `ep${e.id}`, webhookId: e.id, url: e.url }));
+      const endpoints = await subscribedEndpoints(em, job.accountId, input.event);
+      const targets: EventTarget[] = endpoints.map((e) => ({ key: `ep${e.id}`, webhookId: e.id, url: e.url }));
       if (job.webhookUrl) targets.push({ key: 'job', webhookId: null, url: job.webhookUrl });
       return { accountId: job.accountId, body, targets, scheduleMs: config.webhookRetryScheduleMs };
     },
 
     /** One attempt; never retried by Temporal (the workflow's durable timers schedule retries). */
-    async attemptDelivery(
-      input: Omit<AttemptInput, 'nextAttemptAt'> & { firstAttemptAtMs: number | null; nextOffsetMs: number | null },
-    ): Promise<AttemptResult> {
+    async attemptDelivery(input: DeliveryTarget & { body: string; firstAttemptAtMs: number | null; nextOffsetMs: number | null }): Promise<AttemptResult> {
       const startedAtMs = await now();
-      const { firstAttemptAtMs, nextOffsetMs, ...rest } = input;
-      const nextAttemptAt = nextOffsetMs === null ? null : new Date((firstAttemptAtMs ?? startedAtMs) + nextOffsetMs);
-      const record = await performAttempt(
-        orm.em.fork(),
-        { ...rest, nextAttemptAt },
-        { allowPrivateNetwork: config.allowPrivateNetwork, timeoutMs: config.webhookTimeoutMs, now: async () => startedAtMs },
-      );
-      const outcome = record.status === 'succeeded' ? 'succeeded' : record.statusCode === 410 ? 'gone' : 'failed';
-      return { outcome, startedAtMs, finishedAtMs: await now() };
+      const { firstAttemptAtMs, nextOffsetMs, body, ...target } = input;
+      const em = orm.em.fork();
+      const secret = await deliverySecret(em, target);
+      const res = await attemptDelivery({ deliveryId: target.deliveryId, url: target.url, body, secret, startedAtMs, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.allowPrivateNetwork });
+      const nextAttemptAt = nextOffsetMs === null || res.final ? null : new Date((firstAttemptAtMs ?? startedAtMs) + nextOffsetMs);
+      const { final: _final, ...outcome } = res;
+      await recordAttempt(em, target, { ...outcome, createdAt: new Date(startedAtMs), nextAttemptAt });
+      return { outcome: res.status === 'succeeded' ? 'succeeded' : res.statusCode === 410 ? 'gone' : 'failed', startedAtMs, finishedAtMs: await now() };
     },
 
     /** Logs an attempt whose worker stopped before reporting it (kept as is if it was logged after all). */
-    async recordLostAttempt(input: Omit<AttemptInput, 'nextAttemptAt' | 'body'> & { nextAttemptAtMs: number | null }): Promise<void> {
+    async recordLostAttempt(input: DeliveryTarget & { nextAttemptAtMs: number | null }): Promise<void> {
       const em = orm.em.fork();
-      const exists = await em.count(WebhookDelivery, { deliveryId: input.deliveryId, attempt: input.attempt });
-      if (exists) return;
-      await logAttempt(em, input, {
+      if (await attemptLogged(em, input.deliveryId, input.attempt)) return;
+      const { nextAttemptAtMs, ...target } = input;
+      await recordAttempt(em, target, {
         status: 'failed',
         statusCode: null,
         responseTimeMs: null,
         error: 'the worker stopped during this attempt; its outcome is unknown',
         createdAt: new Date(await now()),
-        nextAttemptAt: input.nextAttemptAtMs === null ? null : new Date(input.nextAttemptAtMs),
+        nextAttemptAt: nextAttemptAtMs === null ? null : new Date(nextAttemptAtMs),
       });
     },
 
@@ -108,7 +105,7 @@ export function createWebhookActivities(deps: WebhookDeps) {
       const em = orm.em.fork();
       const endpoint = await em.findOne(WebhookEndpoint, input.webhookId);
       if (endpoint?.isActive) return true;
-      await em.nativeUpdate(WebhookDelivery, { deliveryId: input.deliveryId, nextAttemptAt: { $ne: null } }, { nextAttemptAt: null });
+      await clearNextAttempt(em, input.deliveryId);
       return false;
     },
   };

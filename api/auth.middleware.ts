@@ -1,8 +1,8 @@
 import type Koa from 'koa';
 import { PLANS } from '../db/account.entity';
-import { authenticate, recordKeyUsage } from '../db/accounts';
-import { hitRateLimit } from '../db/rate-limit';
-import { ApiError } from '../lib/errors';
+import { authenticate, recordKeyUsage } from '../db/accounts.repository';
+import { hitRateLimit } from '../db/rate-limit.repository';
+import { DomainError } from '../lib/errors';
 import type { ApiState } from './context';
 
 function bearer(header: string | undefined): string | undefined {
@@ -28,7 +28,7 @@ export function rateLimitMiddleware(): Koa.Middleware<ApiState> {
     ctx.set('X-RateLimit-Reset', String(w.reset));
     if (w.exceeded) {
       const wait = Math.max(1, w.reset - Math.floor(Date.now() / 1000));
-      throw ApiError.tooManyRequests(`Rate limit of ${w.limit} requests per minute exceeded; retry in ${wait} s`, wait);
+      throw new DomainError('rate_limited', `Rate limit of ${w.limit} requests per minute exceeded; retry in ${wait} s`, { retryAfterSeconds: wait });
     }
     await next();
   };
@@ -39,9 +39,9 @@ export function requireAuth(): Koa.Middleware<ApiState> {
   return async (ctx, next) => {
     const auth = ctx.state.auth;
     if (!auth || !auth.ok) {
-      if (auth?.reason === 'inactive') throw ApiError.forbidden('This API key is deactivated; reactivate it or use another key');
-      if (auth?.reason === 'missing') throw ApiError.unauthorized('Missing API key: send the header Authorization: Bearer vc_…');
-      throw ApiError.unauthorized('Invalid API key: the key is malformed or matches no active key');
+      if (auth?.reason === 'inactive') throw new DomainError('forbidden', 'This API key is deactivated; reactivate it or use another key');
+      if (auth?.reason === 'missing') throw new DomainError('unauthenticated', 'Missing API key: send the header Authorization: Bearer vc_…');
+      throw new DomainError('unauthenticated', 'Invalid API key: the key is malformed or matches no active key');
     }
     ctx.state.account = auth.account;
     ctx.state.apiKey = auth.key;

@@ -2,11 +2,12 @@ import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import type Koa from 'koa';
 import type { Account } from '../db/account.entity';
 import type { ApiKey } from '../db/api-key.entity';
-import type { AuthResult } from '../db/accounts';
+import type { AuthResult } from '../db/accounts.repository';
+import type { SpeechServices } from '../engines/speech/services';
+import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import type { FileLinks } from '../lib/file-links';
-import type { Orchestrator } from '../lib/orchestrator';
-import type { Storage } from '../lib/storage';
+import type { Orchestrator } from './services/orchestrator';
 
 /** Everything the HTTP layer depends on; built once per process. */
 export interface ApiDeps {
@@ -15,6 +16,8 @@ export interface ApiDeps {
   orchestrator: Orchestrator;
   links: FileLinks;
   storage: Storage;
+  /** Installed Whisper models and translation pairs (checks at creation, GET /v1/languages). */
+  speech: SpeechServices;
 }
 
 export interface ApiState {

@@ -1,4 +1,4 @@
-import { ApiError } from '../lib/errors';
+import { DomainError } from '../lib/errors';
 
 interface Cursor {
   t: number;
@@ -19,7 +19,7 @@ export function afterCursor(raw: string): Record<string, unknown> {
   } catch {
     // fall through
   }
-  if (!c) throw ApiError.unprocessable('cursor is not valid: pass next_cursor from a previous response unchanged', [{ field: 'cursor', message: 'invalid cursor' }]);
+  if (!c) throw DomainError.invalid('cursor is not valid: pass next_cursor from a previous response unchanged', [{ field: 'cursor', message: 'invalid cursor' }]);
   const t = new Date(c.t);
   return { $or: [{ createdAt: { $lt: t } }, { createdAt: t, id: { $lt: c.id } }] };
 }

@@ -1,31 +1,54 @@
 import type Koa from 'koa';
-import { ApiError } from '../lib/errors';
+import { DomainError, type ErrorKind } from '../lib/errors';
 
-/** Renders every error as `{detail}` with its status, keeping headers set earlier (rate limits). */
+/** The one mapping from domain errors to HTTP statuses. */
+export const STATUS_OF: Record<ErrorKind, number> = {
+  bad_request: 400,
+  unauthenticated: 401,
+  insufficient_credits: 402,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  gone: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  invalid: 422,
+  rate_limited: 429,
+  upstream: 502,
+  unavailable: 503,
+  timeout: 504,
+};
+
+/** Renders every error as `{detail}` (422s add `errors`) with its status, keeping headers set earlier (rate limits). */
 export function errorMiddleware(log: (msg: string, err: unknown) => void): Koa.Middleware {
   return async (ctx, next) => {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
-        throw ApiError.notFound(`No route for ${ctx.method} ${ctx.path}; see /v1/openapi.json`);
+        throw DomainError.notFound(`No route for ${ctx.method} ${ctx.path}; see /v1/openapi.json`);
       }
     } catch (err) {
-      const apiErr = toApiError(err);
-      if (apiErr.status >= 500) log(`${ctx.method} ${ctx.path} failed`, err);
-      ctx.status = apiErr.status;
-      for (const [k, v] of Object.entries(apiErr.extra.headers ?? {})) ctx.set(k, v);
-      ctx.body = apiErr.extra.errors ? { detail: apiErr.detail, errors: apiErr.extra.errors } : { detail: apiErr.detail };
+      const e = toDomainError(err);
+      const status = e ? STATUS_OF[e.kind] : 500;
+      if (!e) log(`${ctx.method} ${ctx.path} failed`, err);
+      ctx.status = status;
+      if (e?.kind === 'unauthenticated') ctx.set('WWW-Authenticate', 'Bearer');
+      if (e?.kind === 'rate_limited' && e.extra.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(e.extra.retryAfterSeconds));
+      const detail = e?.detail ?? 'Internal error; the request was not completed. Try again, and contact support if it persists.';
+      ctx.body = e?.extra.errors ? { detail, errors: e.extra.errors } : { detail };
     }
   };
 }
 
-function toApiError(err: unknown): ApiError {
-  if (err instanceof ApiError) return err;
+/** A DomainError for anything a client caused (including Koa's and the body parser's own errors); null for faults. */
+function toDomainError(err: unknown): DomainError | null {
+  if (err instanceof DomainError) return err;
   const e = err as { status?: number; statusCode?: number; expose?: boolean; message?: string; type?: string };
   const status = e.status ?? e.statusCode;
-  if (status === 400 || e.type === 'entity.parse.failed') return ApiError.badRequest('The request body is not valid JSON');
-  if (status === 413) return new ApiError(413, 'The request body is too large');
-  if (status === 415) return new ApiError(415, 'Send the request body as JSON with Content-Type: application/json');
-  if (status && status < 500 && e.expose) return new ApiError(status, e.message ?? 'Bad request');
-  return new ApiError(500, 'Internal error; the request was not completed. Try again, and contact support if it persists.');
+  if (status === 400) return new DomainError('bad_request', e.expose && e.message ? e.message : 'The request is malformed');
+  if (status && status < 500 && e.expose) {
+    const kind = (Object.entries(STATUS_OF).find(([, s]) => s === status)?.[0] ?? 'bad_request') as ErrorKind;
+    return new DomainError(kind, e.message ?? 'Bad request');
+  }
+  return null;
 }

@@ -3,13 +3,14 @@ import path from 'node:path';
 import Router from '@koa/router';
 import { z } from 'zod';
 import { Job } from '../db/job.entity';
-import { ApiError } from '../lib/errors';
+import { DomainError } from '../lib/errors';
 import type { ApiDeps, ApiState } from './context';
 import { errorResponses, registry } from './openapi';
 
 registry.registerPath({
   method: 'get',
   path: '/v1/files/{token}',
+  operationId: 'getResultFile',
   summary: 'Fetch a job output with the signed download_url (no Authorization header needed)',
   security: [],
   request: { params: z.object({ token: z.string() }) },
@@ -43,14 +44,14 @@ export function filesRoutes(deps: ApiDeps): Router<ApiState> {
 
   router.get('/v1/files/:token', async (ctx) => {
     const check = deps.links.verify(ctx.params.token ?? '');
-    if (!check.ok && check.reason === 'expired') throw ApiError.gone('This download link has expired; create a new job to get the file again');
-    if (!check.ok) throw ApiError.notFound('Unknown download link');
+    if (!check.ok && check.reason === 'expired') throw new DomainError('gone', 'This download link has expired; create a new job to get the file again');
+    if (!check.ok) throw DomainError.notFound('Unknown download link');
     const job = await ctx.state.em.findOne(Job, check.jobId);
-    if (!job || job.status !== 'completed' || !job.outputFile) throw ApiError.notFound('Unknown download link');
-    if (job.expiresAt && job.expiresAt.getTime() <= Date.now()) throw ApiError.gone('This download link has expired; create a new job to get the file again');
+    if (!job || job.status !== 'completed' || !job.outputFile) throw DomainError.notFound('Unknown download link');
+    if (job.expiresAt && job.expiresAt.getTime() <= Date.now()) throw new DomainError('gone', 'This download link has expired; create a new job to get the file again');
     const file = deps.storage.filePath(job.outputFile);
     const stat = await fs.promises.stat(file).catch(() => null);
-    if (!stat) throw ApiError.gone('The file behind this link is no longer stored; create a new job');
+    if (!stat) throw new DomainError('gone', 'The file behind this link is no longer stored; create a new job');
     const ext = path.extname(file).slice(1).toLowerCase();
     ctx.set('Content-Type', TYPES[ext] ?? 'application/octet-stream');
     ctx.set('Content-Length', String(stat.size));

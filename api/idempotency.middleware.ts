@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type Koa from 'koa';
-import { ApiError } from '../lib/errors';
+import { DomainError } from '../lib/errors';
 import type { ApiState } from './context';
 import { accountOf } from './context';
 
@@ -18,7 +18,7 @@ export function idempotency(): Koa.Middleware<ApiState> {
   return async (ctx, next) => {
     const key = ctx.get('Idempotency-Key');
     if (!key) return next();
-    if (key.length > 255) throw ApiError.unprocessable('Idempotency-Key must be at most 255 characters', [{ field: 'Idempotency-Key', message: 'too long' }]);
+    if (key.length > 255) throw DomainError.invalid('Idempotency-Key must be at most 255 characters', [{ field: 'Idempotency-Key', message: 'too long' }]);
     const account = accountOf(ctx);
     const raw = (ctx.request as { rawBody?: string }).rawBody ?? '';
     const hash = crypto.createHash('sha256').update(`${ctx.method} ${ctx.path}\n${raw}`).digest('hex');
@@ -38,9 +38,9 @@ export function idempotency(): Koa.Middleware<ApiState> {
         status: number | null;
         response_body: string | null;
       }[];
-      if (!row) throw new ApiError(409, 'A request with this Idempotency-Key is being processed; retry in a moment');
-      if (row.request_hash !== hash) throw new ApiError(409, 'This Idempotency-Key was already used with a different request; use a new key for a new request');
-      if (row.status === null) throw new ApiError(409, 'A request with this Idempotency-Key is still being processed; retry in a moment');
+      if (!row) throw DomainError.conflict('A request with this Idempotency-Key is being processed; retry in a moment');
+      if (row.request_hash !== hash) throw DomainError.conflict('This Idempotency-Key was already used with a different request; use a new key for a new request');
+      if (row.status === null) throw DomainError.conflict('A request with this Idempotency-Key is still being processed; retry in a moment');
       const body = JSON.parse(row.response_body ?? 'null') as { job_id?: string } | null;
       ctx.status = row.status;
       ctx.body = body;

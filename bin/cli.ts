@@ -1,12 +1,12 @@
 import { parseArgs } from 'node:util';
 import type { MikroORM } from '@mikro-orm/core';
 import { Account, PLAN_NAMES, type PlanName } from '../db/account.entity';
-import { createAccount, createApiKey, deleteKey, rotateWebhookSecret, setKeyActive } from '../db/accounts';
+import { createAccount, createApiKey, deleteKey, rotateWebhookSecret, setKeyActive } from '../db/accounts.repository';
 import { ApiKey } from '../db/api-key.entity';
-import { adjustCredits, currentBalance } from '../db/credits';
+import { adjustCredits, currentBalance } from '../db/credits.repository';
 import { openOrm } from '../db/orm';
 import { loadConfig, type Config } from '../lib/config';
-import { ALL_QUEUES, type TaskQueue } from '../lib/job.types';
+import { isTaskQueue, TASK_QUEUES, type TaskQueue } from '../lib/queues';
 import { startApi, startWorkers, temporalAddress } from './runtime';
 
 const HELP = `mediasvc — operator CLI of the media processing service
@@ -17,7 +17,7 @@ Run:
   serve                          API, workers for every queue, and (unless TEMPORAL_ADDRESS
                                  is set) the embedded Temporal dev server; what 'make run' starts
   api                            the HTTP API only (needs TEMPORAL_ADDRESS or a running serve)
-  worker --queues Q1,Q2          workers for the given queues: ${ALL_QUEUES.join(', ')}
+  worker --queues Q1,Q2          workers for the given queues: ${TASK_QUEUES.join(', ')}
   migrate                        apply database migrations
 
 Accounts and credits:
@@ -57,7 +57,7 @@ async function withOrm<T>(config: Config, fn: (orm: MikroORM) => Promise<T>): Pr
 
 function parseQueues(raw: string | undefined): TaskQueue[] {
   const list = need(raw, '--queues').split(',').map((q) => q.trim()).filter(Boolean);
-  for (const q of list) if (!ALL_QUEUES.includes(q as TaskQueue)) throw new UsageError(`unknown queue ${q}; queues are ${ALL_QUEUES.join(', ')}`);
+  for (const q of list) if (!isTaskQueue(q)) throw new UsageError(`unknown queue ${q}; queues are ${TASK_QUEUES.join(', ')}`);
   return list as TaskQueue[];
 }
 
@@ -77,7 +77,7 @@ async function serve(config: Config, withApi: boolean, queues: TaskQueue[]): Pro
     for (const stop of stops.reverse()) await stop().catch((e: unknown) => console.error('mediasvc: error while stopping:', e));
   };
   try {
-    const embedded = withApi && queues.length === ALL_QUEUES.length;
+    const embedded = withApi && queues.length === TASK_QUEUES.length;
     const { address, dev } = embedded ? await temporalAddress(config) : { address: need(config.temporalAddress, 'TEMPORAL_ADDRESS'), dev: null };
     if (dev) stops.push(() => dev.stop());
     const orm = await openOrm(config, { migrate: true });
@@ -124,7 +124,7 @@ async function main(argv: string[]): Promise<void> {
 
   switch (cmd) {
     case 'serve':
-      return serve(config, true, ALL_QUEUES);
+      return serve(config, true, [...TASK_QUEUES]);
     case 'api':
       return serve(config, true, []);
     case 'worker':

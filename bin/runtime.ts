@@ -4,14 +4,15 @@ import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/core';
 import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
 import { createApp } from '../api/app';
-import { startJanitor } from '../db/janitor';
-import { serverSecret } from '../db/secrets';
+import { startJanitor } from '../activities/maintenance.activities';
 import { openOrm } from '../db/orm';
+import { serverSecret } from '../db/secrets.repository';
+import { createSpeechServices } from '../engines/speech/services';
+import { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import { FileLinks } from '../lib/file-links';
-import type { TaskQueue } from '../lib/job.types';
-import { Storage } from '../lib/storage';
-import { connectTemporal, createTemporalOrchestrator } from '../lib/temporal-orchestrator';
+import type { TaskQueue } from '../lib/queues';
+import { connectTemporal, createTemporalOrchestrator } from '../workers/temporal-client';
 import { startDevServer, type DevServer } from '../workers/temporal-dev-server';
 import { createWorkers, runWorkers } from '../workers/workers';
 
@@ -52,6 +53,7 @@ export async function startApi(config: Config, orm: MikroORM, address: string): 
     orchestrator: createTemporalOrchestrator(client, config),
     links: new FileLinks(secret, config.publicBaseUrl),
     storage: new Storage(config),
+    speech: createSpeechServices(config),
   });
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve, reject) => {

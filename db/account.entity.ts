@@ -19,7 +19,7 @@ export class Account {
   createdAt: Date = new Date();
 }
 
-export const AccountSchema = new EntitySchema<Account>({
+export const AccountEntitySchema = new EntitySchema<Account>({
   class: Account,
   tableName: 'accounts',
   properties: {

@@ -13,7 +13,7 @@ export class ApiKey {
   lastUsedAt: Date | null = null;
 }
 
-export const ApiKeySchema = new EntitySchema<ApiKey>({
+export const ApiKeyEntitySchema = new EntitySchema<ApiKey>({
   class: ApiKey,
   tableName: 'api_keys',
   properties: {
@@ -35,7 +35,7 @@ export class ApiKeyUsage {
   requestCount = 0;
 }
 
-export const ApiKeyUsageSchema = new EntitySchema<ApiKeyUsage>({
+export const ApiKeyUsageEntitySchema = new EntitySchema<ApiKeyUsage>({
   class: ApiKeyUsage,
   tableName: 'api_key_usage',
   properties: {

@@ -16,7 +16,7 @@ export class CreditEntry {
   createdAt: Date = new Date();
 }
 
-export const CreditEntrySchema = new EntitySchema<CreditEntry>({
+export const CreditEntryEntitySchema = new EntitySchema<CreditEntry>({
   class: CreditEntry,
   tableName: 'credit_entries',
   uniques: [{ properties: ['jobId', 'kind'] }, { properties: ['accountId', 'period'] }],

@@ -1,9 +1,5 @@
 import { EntitySchema } from '@mikro-orm/core';
-
-export const JOB_TYPES = ['download', 'transcribe', 'translate', 'preview', 'fingerprint', 'comments'] as const;
-export type JobType = (typeof JOB_TYPES)[number];
-export const JOB_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
+import type { JobStatus, JobType } from '../lib/jobs';
 
 export class Job {
   id!: string;
@@ -25,7 +21,7 @@ export class Job {
   expiresAt: Date | null = null;
 }
 
-export const JobSchema = new EntitySchema<Job>({
+export const JobEntitySchema = new EntitySchema<Job>({
   class: Job,
   tableName: 'jobs',
   indexes: [{ properties: ['accountId', 'createdAt', 'id'] }],

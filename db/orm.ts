@@ -5,25 +5,25 @@ import { Migrator } from '@mikro-orm/migrations';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { SqliteDriver } from '@mikro-orm/sqlite';
 import type { Config } from '../lib/config';
-import { AccountSchema } from './account.entity';
-import { ApiKeySchema, ApiKeyUsageSchema } from './api-key.entity';
-import { CreditEntrySchema } from './credit-entry.entity';
-import { JobSchema } from './job.entity';
+import { AccountEntitySchema } from './account.entity';
+import { ApiKeyEntitySchema, ApiKeyUsageEntitySchema } from './api-key.entity';
+import { CreditEntryEntitySchema } from './credit-entry.entity';
+import { JobEntitySchema } from './job.entity';
 import { postgresMigrations, sqliteMigrations } from './migrations';
-import { IdempotencyRecordSchema, RateLimitCounterSchema, ServerSecretSchema } from './system.entity';
-import { WebhookDeliverySchema, WebhookEndpointSchema } from './webhook.entity';
+import { IdempotencyRecordEntitySchema, RateLimitCounterEntitySchema, ServerSecretEntitySchema } from './system.entity';
+import { WebhookDeliveryEntitySchema, WebhookEndpointEntitySchema } from './webhook.entity';
 
 export const ENTITIES = [
-  AccountSchema,
-  ApiKeySchema,
-  ApiKeyUsageSchema,
-  CreditEntrySchema,
-  JobSchema,
-  RateLimitCounterSchema,
-  ServerSecretSchema,
-  IdempotencyRecordSchema,
-  WebhookEndpointSchema,
-  WebhookDeliverySchema,
+  AccountEntitySchema,
+  ApiKeyEntitySchema,
+  ApiKeyUsageEntitySchema,
+  CreditEntryEntitySchema,
+  JobEntitySchema,
+  RateLimitCounterEntitySchema,
+  ServerSecretEntitySchema,
+  IdempotencyRecordEntitySchema,
+  WebhookEndpointEntitySchema,
+  WebhookDeliveryEntitySchema,
 ];
 
 export type Orm = MikroORM;

@@ -7,7 +7,7 @@ export class RateLimitCounter {
   count!: number;
 }
 
-export const RateLimitCounterSchema = new EntitySchema<RateLimitCounter>({
+export const RateLimitCounterEntitySchema = new EntitySchema<RateLimitCounter>({
   class: RateLimitCounter,
   tableName: 'rate_limit_counters',
   properties: {
@@ -23,7 +23,7 @@ export class ServerSecret {
   value!: string;
 }
 
-export const ServerSecretSchema = new EntitySchema<ServerSecret>({
+export const ServerSecretEntitySchema = new EntitySchema<ServerSecret>({
   class: ServerSecret,
   tableName: 'server_secrets',
   properties: {
@@ -43,7 +43,7 @@ export class IdempotencyRecord {
   createdAt: Date = new Date();
 }
 
-export const IdempotencyRecordSchema = new EntitySchema<IdempotencyRecord>({
+export const IdempotencyRecordEntitySchema = new EntitySchema<IdempotencyRecord>({
   class: IdempotencyRecord,
   tableName: 'idempotency_keys',
   properties: {

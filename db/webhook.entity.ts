@@ -1,8 +1,6 @@
 import { EntitySchema } from '@mikro-orm/core';
 
-export const WEBHOOK_EVENTS = ['job.completed', 'job.failed'] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
-export const MAX_ENDPOINTS_PER_ACCOUNT = 10;
+import type { WebhookEvent } from '../lib/webhooks';
 
 export class WebhookEndpoint {
   id!: number;
@@ -16,7 +14,7 @@ export class WebhookEndpoint {
   createdAt: Date = new Date();
 }
 
-export const WebhookEndpointSchema = new EntitySchema<WebhookEndpoint>({
+export const WebhookEndpointEntitySchema = new EntitySchema<WebhookEndpoint>({
   class: WebhookEndpoint,
   tableName: 'webhook_endpoints',
   indexes: [{ properties: ['accountId'] }],
@@ -52,7 +50,7 @@ export class WebhookDelivery {
   nextAttemptAt: Date | null = null;
 }
 
-export const WebhookDeliverySchema = new EntitySchema<WebhookDelivery>({
+export const WebhookDeliveryEntitySchema = new EntitySchema<WebhookDelivery>({
   class: WebhookDelivery,
   tableName: 'webhook_deliveries',
   indexes: [{ properties: ['webhookId', 'createdAt', 'id'] }, { properties: ['deliveryId'] }],

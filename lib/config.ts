@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { isTaskQueue, TASK_QUEUES, type TaskQueue } from './queues';
 
 const flag = z
   .string()
@@ -40,6 +41,21 @@ const EnvSchema = z.object({
   APERTIUM_PATH: z.string().default('apertium'),
   APERTIUM_MODES_DIR: z.string().default('/usr/share/apertium/modes'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  QUEUE_CONCURRENCY: z
+    .string()
+    .default('')
+    .transform((v, ctx) => {
+      const out: Partial<Record<TaskQueue, number>> = {};
+      for (const part of v.split(',').map((p) => p.trim()).filter(Boolean)) {
+        const [queue = '', n = ''] = part.split('=').map((x) => x.trim());
+        if (!isTaskQueue(queue) || !/^[1-9]\d{0,3}$/.test(n)) {
+          ctx.addIssue({ code: 'custom', message: `"${part}" is not QUEUE=N; queues are ${TASK_QUEUES.join(', ')}` });
+          continue;
+        }
+        out[queue] = Number(n);
+      }
+      return out;
+    }),
 });
 
 export type Config = {
@@ -73,6 +89,8 @@ export type Config = {
   /** Take the client IP from X-Forwarded-For (behind a reverse proxy). */
   trustProxy: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** Activities run at once per worker, by queue (QUEUE_CONCURRENCY); the queue table has the defaults. */
+  queueConcurrency: Partial<Record<TaskQueue, number>>;
   /** Python of the virtualenv that has faster-whisper (its site-packages are searched for models). */
   whisperPython: string;
   /** Extra folders holding Whisper models (CTranslate2), from WHISPER_MODEL_DIRS (path-delimiter separated). */
@@ -123,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE_SECONDS.map((x) => x * 1000),
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000,
     logLevel: e.LOG_LEVEL,
+    queueConcurrency: e.QUEUE_CONCURRENCY,
     whisperPython: e.WHISPER_PYTHON ?? path.join(projectRoot, '.venv/bin/python'),
     whisperModelDirs: (e.WHISPER_MODEL_DIRS ?? '').split(path.delimiter).filter(Boolean).map((d) => path.resolve(d)),
     whisperAutoDownload: e.WHISPER_AUTO_DOWNLOAD,

@@ -1,4 +1,4 @@
-import type { DownloadFormat, Quality } from './job.types';
+import type { DownloadFormat, Quality } from './operations';
 
 const HEIGHT: Record<Exclude<Quality, 'best' | 'audio'>, number> = { '1080p': 1080, '720p': 720, '480p': 480 };
 const AUDIO_FORMATS: DownloadFormat[] = ['mp3', 'wav'];

@@ -1,5 +1,5 @@
 import { isAudioOutput } from './download-plan';
-import type { DownloadFormat, Quality } from './job.types';
+import type { DownloadFormat, Quality } from './operations';
 
 /** Processing options of a download, in the order they are applied (normalize last, so its target holds). */
 export const PROCESSING_ORDER = ['denoise', 'trim_silence', 'normalize'] as const;

@@ -1,42 +1,50 @@
+// The domain error: thrown below the HTTP layer (services, repositories), mapped to a status in one
+// place (api/error.middleware.ts), to an isError tool result by MCP and to a message by the dashboard.
+
 /** A field-level validation message, as rendered in `errors[]` of a 422 body. */
 export interface FieldError {
   field: string;
   message: string;
 }
 
-/** The one error type that carries an HTTP status; the error middleware renders it as `{detail}`. */
-export class ApiError extends Error {
+export type ErrorKind =
+  | 'bad_request'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'unauthenticated'
+  | 'insufficient_credits'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'gone'
+  | 'invalid'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'timeout'
+  | 'upstream';
+
+export class DomainError extends Error {
   constructor(
-    readonly status: number,
+    readonly kind: ErrorKind,
+    /** A sentence a person can act on. */
     readonly detail: string,
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+    readonly extra: { errors?: FieldError[]; retryAfterSeconds?: number } = {},
   ) {
     super(detail);
-    this.name = 'ApiError';
+    this.name = 'DomainError';
   }
 
-  static badRequest(detail: string): ApiError {
-    return new ApiError(400, detail);
+  static invalid(detail: string, errors?: FieldError[]): DomainError {
+    return new DomainError('invalid', detail, errors ? { errors } : {});
   }
-  static unauthorized(detail: string): ApiError {
-    return new ApiError(401, detail, { headers: { 'WWW-Authenticate': 'Bearer' } });
+  /** 422 for one field: `{field} {problem}` as the detail. */
+  static invalidField(field: string, problem: string): DomainError {
+    return new DomainError('invalid', `${field} ${problem}`, { errors: [{ field, message: problem }] });
   }
-  static paymentRequired(detail: string): ApiError {
-    return new ApiError(402, detail);
+  static notFound(detail: string): DomainError {
+    return new DomainError('not_found', detail);
   }
-  static forbidden(detail: string): ApiError {
-    return new ApiError(403, detail);
-  }
-  static notFound(detail: string): ApiError {
-    return new ApiError(404, detail);
-  }
-  static gone(detail: string): ApiError {
-    return new ApiError(410, detail);
-  }
-  static unprocessable(detail: string, errors?: FieldError[]): ApiError {
-    return new ApiError(422, detail, errors ? { errors } : {});
-  }
-  static tooManyRequests(detail: string, retryAfterSeconds: number): ApiError {
-    return new ApiError(429, detail, { headers: { 'Retry-After': String(retryAfterSeconds) } });
+  static conflict(detail: string): DomainError {
+    return new DomainError('conflict', detail);
   }
 }

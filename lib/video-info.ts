@@ -1,56 +1,39 @@
-import type { YtDlpInfo } from '../engines/ytdlp.engine';
-import type { FormatInfo, VideoInfo } from './job.types';
+// The Video info object of `GET /v1/info` (interface.md), as a schema and its type.
+import { z } from 'zod';
 
-const intOrNull = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? Math.round(v) : null);
-const numOrNull = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-const codec = (v: string | null | undefined): string | null => (!v || v === 'none' ? null : v);
+export const FormatInfoSchema = z
+  .object({
+    format_id: z.string(),
+    ext: z.string(),
+    quality: z.string().nullable(),
+    width: z.number().int().nullable(),
+    height: z.number().int().nullable(),
+    fps: z.number().nullable(),
+    filesize: z.number().int().nullable(),
+    vcodec: z.string().nullable(),
+    acodec: z.string().nullable(),
+    audio_only: z.boolean(),
+  })
+  .meta({ id: 'FormatInfo' });
 
-function isoDate(info: YtDlpInfo): string | null {
-  const d = info.upload_date;
-  if (d && /^\d{8}$/.test(d)) return `${d.slice(0, 4)}-${d.slice(4, 6)}-${d.slice(6, 8)}`;
-  const ts = info.timestamp ?? info.release_timestamp;
-  return typeof ts === 'number' ? new Date(ts * 1000).toISOString().slice(0, 10) : null;
-}
+export const VideoInfoSchema = z
+  .object({
+    url: z.string(),
+    title: z.string(),
+    description: z.string().nullable(),
+    duration: z.number().nullable(),
+    thumbnail: z.string().nullable(),
+    upload_date: z.string().nullable(),
+    view_count: z.number().int().nullable(),
+    like_count: z.number().int().nullable(),
+    channel: z.string().nullable(),
+    channel_url: z.string().nullable(),
+    tags: z.array(z.string()),
+    categories: z.array(z.string()),
+    subtitles: z.array(z.string()),
+    formats: z.array(FormatInfoSchema),
+  })
+  .meta({ id: 'VideoInfo' });
 
-/** Maps yt-dlp's info dict to the Video info object of the contract. */
-export function toVideoInfo(url: string, info: YtDlpInfo): VideoInfo {
-  // A single-format result keeps its dimensions and codecs at the top level of the info dict.
-  const single = info.formats?.length === 1;
-  const formats: FormatInfo[] = (info.formats ?? [])
-    .map((f) => (single ? { ...f, width: f.width ?? info.width, height: f.height ?? info.height, fps: f.fps ?? info.fps, vcodec: f.vcodec ?? info.vcodec, acodec: f.acodec ?? info.acodec, filesize: f.filesize ?? info.filesize } : f))
-    .filter((f) => f.ext !== 'mhtml')
-    .map((f) => {
-      const vcodec = codec(f.vcodec);
-      const acodec = codec(f.acodec);
-      const height = intOrNull(f.height);
-      const audioOnly = f.vcodec === 'none' || (f.video_ext === 'none' && !height);
-      return {
-        format_id: String(f.format_id),
-        ext: f.ext ?? 'unknown',
-        quality: height ? `${height}p` : audioOnly ? 'audio' : (f.format_note ?? null),
-        width: intOrNull(f.width),
-        height,
-        fps: numOrNull(f.fps),
-        filesize: intOrNull(f.filesize ?? f.filesize_approx),
-        vcodec: audioOnly ? null : vcodec,
-        acodec,
-        audio_only: audioOnly,
-      };
-    });
-  return {
-    url,
-    title: info.title ?? info.fulltitle ?? info.id,
-    description: info.description ?? null,
-    duration: numOrNull(info.duration),
-    thumbnail: info.thumbnail ?? info.thumbnails?.at(-1)?.url ?? null,
-    upload_date: isoDate(info),
-    view_count: intOrNull(info.view_count),
-    like_count: intOrNull(info.like_count),
-    channel: info.channel ?? info.uploader ?? null,
-    channel_url: info.channel_url ?? info.uploader_url ?? null,
-    tags: info.tags ?? [],
-    categories: info.categories ?? [],
-    subtitles: Object.keys(info.subtitles ?? {}),
-    formats,
-  };
-}
+export type FormatInfo = z.infer<typeof FormatInfoSchema>;
+export type VideoInfo = z.infer<typeof VideoInfoSchema>;

@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setKeyActive, deleteKey } from '../db/accounts';
+import { setKeyActive, deleteKey } from '../db/accounts.repository';
 import { Job } from '../db/job.entity';
-import { refundJob } from '../db/credits';
-import { InfoError } from '../lib/orchestrator';
-import type { DownloadParams, VideoInfo } from '../lib/job.types';
+import { refundJob } from '../db/credits.repository';
+import { InfoError } from '../api/services/orchestrator';
+import type { DownloadParams } from '../lib/operations';
+import type { VideoInfo } from '../lib/video-info';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';
 
 const SOURCE = 'http://127.0.0.1:9/video.mp4';
@@ -247,6 +248,55 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
       });
     });
 
+    describe('account and cancel (beyond the contract)', () => {
+      it('GET /v1/account: plan, limit, balance, allowance, next top-up and this month\'s usage by job type', async () => {
+        const a = await h.newAccount('pro', 100);
+        const info = sampleInfo;
+        h.orchestrator.info = async () => info;
+        assert.equal((await h.request('POST', '/v1/download', { key: a.key, body: { url: SOURCE, processing: ['normalize'] } })).status, 202);
+        assert.equal((await h.request('POST', '/v1/fingerprint', { key: a.key, body: { url: SOURCE } })).status, 202);
+        assert.equal((await h.request('GET', `/v1/info?url=${encodeURIComponent(SOURCE)}`, { key: a.key })).status, 200);
+        const res = await h.request('GET', '/v1/account', { key: a.key });
+        assert.equal(res.status, 200, res.text);
+        assert.equal(res.body.plan, 'pro');
+        assert.equal(res.body.rate_limit_per_minute, 200);
+        assert.equal(res.body.monthly_credits, 2000);
+        assert.equal(res.body.balance, 96);
+        assert.equal(res.body.balance, await h.balance(a.accountId));
+        assert.deepEqual(res.body.usage_this_month, { download: 2, transcribe: 0, translate: 0, preview: 0, fingerprint: 1, comments: 0, info: 1 });
+        const next = new Date(res.body.next_topup_at);
+        assert.equal(next.getUTCDate(), 1);
+        assert.ok(next.getTime() > Date.now() && next.getTime() - Date.now() <= 31 * 86_400_000);
+        // a refund gives the credits back in the usage too
+        const job = await h.orm.em.fork().findOneOrFail(Job, { accountId: a.accountId, jobType: 'fingerprint' });
+        await refundJob(h.orm.em.fork(), a.accountId, job.id, job.creditsCharged);
+        assert.equal((await h.request('GET', '/v1/account', { key: a.key })).body.usage_this_month.fingerprint, 0);
+        assert.equal((await h.request('GET', '/v1/account')).status, 401);
+      });
+
+      it('POST /v1/jobs/{id}/cancel: asks the job engine to cancel a running job, 409 for a finished one, 404 for others\' jobs', async () => {
+        const a = await h.newAccount('pro', 100);
+        const b = await h.newAccount('pro', 100);
+        const created = await h.request('POST', '/v1/download', { key: a.key, body: { url: SOURCE } });
+        const id = created.body.job_id as string;
+        assert.equal((await h.request('POST', `/v1/jobs/${id}/cancel`, { key: b.key })).status, 404);
+        assert.equal((await h.request('POST', `/v1/jobs/${crypto.randomUUID()}/cancel`, { key: a.key })).status, 404);
+        // the stub engine records the request; the job ends only when its workflow ends it
+        const pending = await h.request('POST', `/v1/jobs/${id}/cancel`, { key: a.key });
+        assert.equal(pending.status, 202, pending.text);
+        assert.equal(pending.body.job_id, id);
+        assert.deepEqual(h.orchestrator.cancelled, [id]);
+        const em = h.orm.em.fork();
+        const row = await em.findOneOrFail(Job, id);
+        row.status = 'completed';
+        await em.flush();
+        const done = await h.request('POST', `/v1/jobs/${id}/cancel`, { key: a.key });
+        assert.equal(done.status, 409);
+        assert.match(done.body.detail, /already completed; only pending or processing jobs can be cancelled/);
+        assert.equal(h.orchestrator.cancelled.length, 1);
+      });
+    });
+
     describe('Idempotency-Key', () => {
       it('runs a create call once per key: a retry replays the response, another body gets 409', async () => {
         const a = await h.newAccount();
@@ -388,10 +438,16 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
           assert.equal(res.headers.get('x-ratelimit-limit'), '10');
           assert.equal(res.headers.get('x-ratelimit-remaining'), String(10 - i));
         }
-        const over = await h.request('GET', '/v1/openapi.json', { headers: { 'x-forwarded-for': ip } });
+        const over = await h.request('GET', '/v1/jobs', { headers: { 'x-forwarded-for': ip } });
         assert.equal(over.status, 429);
         assert.ok(Number(over.headers.get('retry-after')) >= 1);
-        assert.equal((await h.request('GET', '/v1/openapi.json')).status, 200, 'another IP has its own window');
+        assert.equal((await h.request('GET', '/v1/jobs')).status, 401, 'another IP has its own window');
+        // health and the OpenAPI document are never limited (decisions.md), not even for this IP
+        for (const p of ['/healthz', '/v1/openapi.json']) {
+          const res = await h.request('GET', p, { headers: { 'x-forwarded-for': ip } });
+          assert.equal(res.status, 200, p);
+          assert.equal(res.headers.get('x-ratelimit-limit'), null, p);
+        }
       });
     });
 
@@ -457,7 +513,7 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
     it('serves the OpenAPI document generated from the schemas', async () => {
       const res = await h.request('GET', '/v1/openapi.json');
       assert.equal(res.status, 200);
-      assert.equal(res.body.openapi, '3.0.3');
+      assert.equal(res.body.openapi, '3.1.0');
       for (const p of ['/v1/download', '/v1/jobs', '/v1/jobs/{job_id}', '/v1/info', '/v1/files/{token}', '/v1/webhooks', '/v1/webhooks/{id}', '/v1/webhooks/{id}/deliveries', '/v1/webhooks/{id}/test']) assert.ok(res.body.paths[p], p);
       assert.ok(res.body.components.schemas.Job);
       assert.deepEqual(res.body.components.schemas.DownloadRequest.properties.quality.enum, ['best', '1080p', '720p', '480p', 'audio']);

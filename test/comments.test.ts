@@ -7,8 +7,8 @@ import { createPeerTubeProvider, peerTubeVideoId } from '../engines/comments/pee
 import { CommentsError, type Comment, type CommentsFile, type CommentsProvider } from '../engines/comments/provider';
 import { createYtDlpCommentsProvider } from '../engines/comments/ytdlp-comments';
 import { loadConfig } from '../lib/config';
-import { FAILURE_TYPES } from '../lib/job.types';
-import { Storage } from '../lib/storage';
+import { FAILURE_TYPES } from '../lib/jobs';
+import { Storage } from '../engines/storage';
 import { expectNonRetryable, runActivity } from './helpers/activity-env';
 import { peerTubeExpected, peerTubeOrder, PT_DELETED_ROOTS, PT_THREADS, PT_VIDEOS, startPeerTubeFixture, type PeerTubeFixture } from './helpers/peertube-fixture';
 import { startYtcFixture, YTC_BASE_TS, YTC_THREADS, ytcLikes, ytcThreads, YTDLP_PLUGIN_DIR, type YtcFixture } from './helpers/ytdlp-comments-fixture';

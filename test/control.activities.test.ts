@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createControlActivities } from '../activities/control.activities';
 import { Job } from '../db/job.entity';
-import { chargeCredits } from '../db/credits';
+import { chargeCredits } from '../db/credits.repository';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';
 import { runActivity } from './helpers/activity-env';
 
@@ -89,7 +89,7 @@ describe('janitor', () => {
       em.create(Job, { id, accountId: a.accountId, jobType: 'download', status: 'completed', sourceUrl: 'http://x/', parameters: {}, creditsCharged: 1, resultData: {}, outputFile: rel, expiresAt, completedAt: new Date(), createdAt: new Date() });
     }
     await em.flush();
-    const { sweep } = await import('../db/janitor');
+    const { sweep } = await import('../activities/maintenance.activities');
     assert.deepEqual(await sweep(h.orm, h.storage), { filesRemoved: 1 });
     assert.equal(fs.existsSync(h.storage.filePath(h.storage.outputRelative(ids.old, 'output.mp4'))), false);
     assert.equal(fs.existsSync(h.storage.filePath(h.storage.outputRelative(ids.live, 'output.mp4'))), true);

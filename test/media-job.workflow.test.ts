@@ -5,16 +5,16 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { ControlActivities } from '../activities/control.activities';
 import type { WebhookActivities } from '../activities/webhook.activities';
-import type { FetchActivities } from '../activities/fetch.activities';
-import type { ProcessActivities } from '../activities/process.activities';
-import { FAILURE_TYPES, TASK_QUEUES, type JobEnd, type MediaJobInput } from '../lib/job.types';
+import type { SourceActivities } from '../activities/source.activities';
+import type { DownloadActivities } from '../activities/download.activities';
+import { FAILURE_TYPES, type JobEnd, type MediaJobInput } from '../lib/jobs';
 import { workflowBundle } from '../workers/workers';
 import { DRIVEN_WORKFLOW_OPTIONS, driveToCompletion, timeSkippingEnv } from './helpers/temporal';
 
 type Calls = { name: string; args: unknown[] }[];
 
 /** Activity mocks at the workflow boundary, recording every call. */
-function mocks(overrides: { fetch?: Partial<FetchActivities>; process?: Partial<ProcessActivities>; control?: Partial<ControlActivities & WebhookActivities> } = {}) {
+function mocks(overrides: { fetch?: Partial<SourceActivities>; process?: Partial<DownloadActivities>; control?: Partial<ControlActivities & WebhookActivities> } = {}) {
   const calls: Calls = [];
   // Only the activities a plain download uses are mocked; others are absent on purpose.
   const rec = <T extends object>(impls: Partial<T>): T =>
@@ -35,12 +35,12 @@ function mocks(overrides: { fetch?: Partial<FetchActivities>; process?: Partial<
     planJobEvent: async () => ({ accountId: 'a', body: '{}', targets: [], scheduleMs: [0] }),
     ...overrides.control,
   });
-  const fetch = rec<FetchActivities>({
+  const fetch = rec<SourceActivities>({
     probeSource: async () => ({ title: 'Fixture', duration: 4 }),
     downloadSource: async () => 'download/source.mp4',
     ...overrides.fetch,
   });
-  const process = rec<ProcessActivities>({
+  const process = rec<DownloadActivities>({
     finalizeDownload: async (i) => ({ outputFile: `${i.jobId}/output.mp4`, resultData: { title: i.title, duration: 4, format: 'mp4', filesize: 1000 } }),
     ...overrides.process,
   });
@@ -71,14 +71,14 @@ describe('mediaJobWorkflow (time-skipping)', function () {
     env = await timeSkippingEnv();
     const common = { connection: env.nativeConnection };
     workers = await Promise.all([
-      Worker.create({ ...common, taskQueue: TASK_QUEUES.control, workflowBundle: await workflowBundle(), activities: delegate('control') }),
-      Worker.create({ ...common, taskQueue: TASK_QUEUES.fetch, activities: delegate('fetch') }),
-      Worker.create({ ...common, taskQueue: TASK_QUEUES.process, activities: delegate('process') }),
+      Worker.create({ ...common, taskQueue: 'control', workflowBundle: await workflowBundle(), activities: delegate('control') }),
+      Worker.create({ ...common, taskQueue: 'media-fetch', activities: delegate('fetch') }),
+      Worker.create({ ...common, taskQueue: 'media-process', activities: delegate('process') }),
     ]);
     running = Promise.all(workers.map((w) => w.run()));
     // Warm-up run: every queue is known to be polling before the tests start.
     const input = newInput();
-    const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: TASK_QUEUES.control, workflowId: `job-${input.jobId}`, args: [input], ...DRIVEN_WORKFLOW_OPTIONS });
+    const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: 'control', workflowId: `job-${input.jobId}`, args: [input], ...DRIVEN_WORKFLOW_OPTIONS });
     assert.equal((await driveToCompletion(env, handle)).status, 'completed');
   });
   after(async () => {
@@ -90,7 +90,7 @@ describe('mediaJobWorkflow (time-skipping)', function () {
   async function run(m: ReturnType<typeof mocks>): Promise<{ result: JobEnd; input: MediaJobInput }> {
     current = m;
     const input = newInput();
-    const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: TASK_QUEUES.control, workflowId: `job-${input.jobId}`, args: [input], ...DRIVEN_WORKFLOW_OPTIONS });
+    const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: 'control', workflowId: `job-${input.jobId}`, args: [input], ...DRIVEN_WORKFLOW_OPTIONS });
     return { result: await driveToCompletion(env, handle), input };
   }
 

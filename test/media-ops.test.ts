@@ -6,15 +6,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
-import { createEditActivities, type ProcessDownloadInput } from '../activities/edit.activities';
-import { createFetchActivities, type FetchDeps } from '../activities/fetch.activities';
+import { createDownloadActivities, type ProcessDownloadInput } from '../activities/download.activities';
+import { createSourceActivities, type SourceDeps } from '../activities/source.activities';
+import { createFingerprintActivities } from '../activities/fingerprint.activities';
 import { createPreviewActivities } from '../activities/preview.activities';
-import { createFfmpegEngine } from '../engines/ffmpeg.engine';
+import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { hammingDistance, imageHashes, type HashSize, type ImageHashes } from '../engines/image-hash';
-import { createYtDlpEngine } from '../engines/ytdlp.engine';
+import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
 import { loadConfig, projectRoot } from '../lib/config';
-import { FAILURE_TYPES, type DownloadFormat, type JobOutput, type PreviewParams, type Quality } from '../lib/job.types';
-import { Storage } from '../lib/storage';
+import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
+import type { DownloadFormat, PreviewParams, Quality } from '../lib/operations';
+import { Storage } from '../engines/storage';
 import { activityEnv, expectNonRetryable } from './helpers/activity-env';
 import { FIXTURE, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { audioStream, ffprobe, videoStream } from './helpers/media';
@@ -80,10 +82,11 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
   const config = loadConfig({ ALLOW_PRIVATE_NETWORK: '1' });
   const ytdlp = createYtDlpEngine({ binary: config.ytdlpPath });
   const ffmpeg = createFfmpegEngine(config);
-  const limits: FetchDeps['config'] = { allowPrivateNetwork: true, maxSourceDurationSeconds: 4 * 3600, maxSourceBytes: 4 * 1024 ** 3, allowLive: false };
-  const fetchActs = () => createFetchActivities({ ytdlp, ffmpeg, storage, config: limits });
-  const editActs = () => createEditActivities({ ffmpeg, storage });
+  const limits: SourceDeps['config'] = { allowPrivateNetwork: true, maxSourceDurationSeconds: 4 * 3600, maxSourceBytes: 4 * 1024 ** 3, allowLive: false };
+  const fetchActs = () => createSourceActivities({ ytdlp, ffmpeg, storage, config: limits });
+  const editActs = () => createDownloadActivities({ ffmpeg, storage });
   const previewActs = () => createPreviewActivities({ ffmpeg, storage });
+  const fingerprintActs = () => createFingerprintActivities({ ffmpeg, storage });
 
   before(async () => {
     fx = await startFixturePlatform();
@@ -349,7 +352,7 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
   describe('fingerprints', () => {
     async function fingerprint(urlPath: string, timestamp: number | null, hashSize: HashSize) {
       const { jobId, sourceFile } = await fetchSource(urlPath, '720p');
-      const out = (await activityEnv().run(previewActs().fingerprintFrame, { jobId, sourceFile, title: 'T', timestamp, hashSize, progressRange: [70, 99] as [number, number] })) as JobOutput;
+      const out = (await activityEnv().run(fingerprintActs().fingerprintFrame, { jobId, sourceFile, title: 'T', timestamp, hashSize, progressRange: [70, 99] as [number, number] })) as JobOutput;
       // the job's file is the same result as JSON
       assert.deepEqual(JSON.parse(fs.readFileSync(storage.filePath(out.outputFile), 'utf8')), out.resultData);
       return out.resultData as unknown as ImageHashes & { hash_size: number; frame_timestamp: string; title: string };

@@ -3,13 +3,14 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createFetchActivities, type FetchDeps } from '../activities/fetch.activities';
-import { createProcessActivities } from '../activities/process.activities';
-import { createFfmpegEngine } from '../engines/ffmpeg.engine';
-import { createYtDlpEngine } from '../engines/ytdlp.engine';
+import { createSourceActivities, type SourceDeps } from '../activities/source.activities';
+import { createDownloadActivities } from '../activities/download.activities';
+import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
+import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
 import { loadConfig } from '../lib/config';
-import { FAILURE_TYPES, type DownloadFormat, type Quality } from '../lib/job.types';
-import { Storage } from '../lib/storage';
+import { FAILURE_TYPES } from '../lib/jobs';
+import type { DownloadFormat, Quality } from '../lib/operations';
+import { Storage } from '../engines/storage';
 import { FIXTURE, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { activityEnv, runActivity, expectNonRetryable } from './helpers/activity-env';
 import { audioStream, ffprobe, videoStream } from './helpers/media';
@@ -21,7 +22,7 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
   const config = loadConfig({ ALLOW_PRIVATE_NETWORK: '1' });
   const ytdlp = createYtDlpEngine({ binary: config.ytdlpPath });
   const ffmpeg = createFfmpegEngine(config);
-  const limits: FetchDeps['config'] = { allowPrivateNetwork: true, maxSourceDurationSeconds: 4 * 3600, maxSourceBytes: 4 * 1024 ** 3, allowLive: false };
+  const limits: SourceDeps['config'] = { allowPrivateNetwork: true, maxSourceDurationSeconds: 4 * 3600, maxSourceBytes: 4 * 1024 ** 3, allowLive: false };
 
   before(async () => {
     fx = await startFixturePlatform();
@@ -33,7 +34,7 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const fetchActs = (over: Partial<FetchDeps['config']> = {}) => createFetchActivities({ ytdlp, ffmpeg, storage, config: { ...limits, ...over } });
+  const fetchActs = (over: Partial<SourceDeps['config']> = {}) => createSourceActivities({ ytdlp, ffmpeg, storage, config: { ...limits, ...over } });
 
   describe('readInfo', () => {
     it('reads page metadata (og:video + JSON-LD) into the Video info object', async () => {
@@ -133,7 +134,7 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
       const jobId = crypto.randomUUID();
       const beats: number[] = [];
       const sourceFile = (await activityEnv((p) => beats.push(p)).run(fetchActs().downloadSource, { jobId, url, quality, format, progressRange: [0, 80] as [number, number] })) as string;
-      const finalize = createProcessActivities({ ffmpeg, storage }).finalizeDownload;
+      const finalize = createDownloadActivities({ ffmpeg, storage }).finalizeDownload;
       const out = (await activityEnv((p) => beats.push(p)).run(finalize, { jobId, sourceFile, quality, format, title: 'T', progressRange: [80, 99] as [number, number] })) as Awaited<ReturnType<typeof finalize>>;
       const file = storage.filePath(out.outputFile);
       const probe = await ffprobe(file);

@@ -5,12 +5,12 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createControlActivities } from '../activities/control.activities';
 import { createWebhookActivities } from '../activities/webhook.activities';
-import { chargeCredits } from '../db/credits';
+import { chargeCredits } from '../db/credits.repository';
 import { Account } from '../db/account.entity';
 import { Job } from '../db/job.entity';
 import { WebhookDelivery, WebhookEndpoint } from '../db/webhook.entity';
 import { ApplicationFailure } from '@temporalio/common';
-import { FAILURE_TYPES, TASK_QUEUES, type MediaJobInput } from '../lib/job.types';
+import { FAILURE_TYPES, type MediaJobInput } from '../lib/jobs';
 import type { WebhookDeliveryInput } from '../workflows/webhook-delivery.workflow';
 import { workflowBundle } from '../workers/workers';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';
@@ -180,9 +180,9 @@ describe('webhooks', function () {
       };
       const processMock = { finalizeDownload: async (i: { jobId: string }) => ({ outputFile: `${i.jobId}/output.mp4`, resultData: { title: 'T', duration: 1, format: 'mp4', filesize: 1 } }) };
       workers = await Promise.all([
-        Worker.create({ connection: env.nativeConnection, taskQueue: TASK_QUEUES.control, workflowBundle: await workflowBundle(), activities: { ...controlActs, ...webhookActs } }),
-        Worker.create({ connection: env.nativeConnection, taskQueue: TASK_QUEUES.fetch, activities: fetchMock }),
-        Worker.create({ connection: env.nativeConnection, taskQueue: TASK_QUEUES.process, activities: processMock }),
+        Worker.create({ connection: env.nativeConnection, taskQueue: 'control', workflowBundle: await workflowBundle(), activities: { ...controlActs, ...webhookActs } }),
+        Worker.create({ connection: env.nativeConnection, taskQueue: 'media-fetch', activities: fetchMock }),
+        Worker.create({ connection: env.nativeConnection, taskQueue: 'media-process', activities: processMock }),
       ]);
       running = Promise.all(workers.map((w) => w.run()));
       accountId = (await h.newAccount('business')).accountId;
@@ -212,7 +212,7 @@ describe('webhooks', function () {
         body: JSON.stringify({ event: 'job.completed', timestamp: new Date().toISOString(), data: { job_id: jobId } }),
         scheduleMs: h.config.webhookRetryScheduleMs,
       };
-      const handle = await env.client.workflow.start('webhookDeliveryWorkflow', { taskQueue: TASK_QUEUES.control, workflowId: `webhook-${jobId}`, args: [input], ...DRIVEN_WORKFLOW_OPTIONS });
+      const handle = await env.client.workflow.start('webhookDeliveryWorkflow', { taskQueue: 'control', workflowId: `webhook-${jobId}`, args: [input], ...DRIVEN_WORKFLOW_OPTIONS });
       let seen = 0;
       const result = opts.onAttempt
         ? await (async () => {
@@ -305,7 +305,7 @@ describe('webhooks', function () {
         });
         const input: MediaJobInput = { jobId, jobType: 'download', sourceUrl: url, params: { url, quality: 'best', format: null, clip_start: null, clip_end: null, processing: null, webhook_url: rx.url(hook) } };
         for (const runId of runs) {
-          const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: TASK_QUEUES.control, workflowId: `job-${jobId}-${runId}`, args: [input], ...DRIVEN_WORKFLOW_OPTIONS });
+          const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: 'control', workflowId: `job-${jobId}-${runId}`, args: [input], ...DRIVEN_WORKFLOW_OPTIONS });
           await driveToCompletion(env, handle);
         }
         return jobId;

@@ -1,23 +1,10 @@
-import path from 'node:path';
-import { MikroORM } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/core';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { createCommentsActivities } from '../activities/comments.activities';
-import { createControlActivities } from '../activities/control.activities';
-import { createWebhookActivities } from '../activities/webhook.activities';
-import { createFetchActivities } from '../activities/fetch.activities';
-import { createEditActivities } from '../activities/edit.activities';
-import { createPreviewActivities } from '../activities/preview.activities';
-import { createProcessActivities } from '../activities/process.activities';
-import { createSpeechActivities } from '../activities/speech.activities';
-import { createPeerTubeProvider } from '../engines/comments/peertube';
-import { createYtDlpCommentsProvider } from '../engines/comments/ytdlp-comments';
-import { createFfmpegEngine } from '../engines/ffmpeg.engine';
-import { createSpeechServices } from '../engines/speech/services';
-import { createWhisperEngine } from '../engines/speech/whisper.engine';
-import { createYtDlpEngine } from '../engines/ytdlp.engine';
+import { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
-import { TASK_QUEUES, type TaskQueue } from '../lib/job.types';
-import { Storage } from '../lib/storage';
+import type { TaskQueue } from '../lib/queues';
+import { missingActivities } from '../workflows/activity-plan';
+import { QUEUE_TABLE } from './queues';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | null = null;
 
@@ -39,56 +26,39 @@ const quietBundlerLogger = {
 export interface WorkerDeps {
   config: Config;
   connection: NativeConnection;
-  /** Needed by the control queue only. */
+  /** Needed by queues whose table entry says needsDatabase. */
   orm?: MikroORM;
 }
 
-/** Creates one Temporal worker per requested queue, each with that queue's activities. */
+/** The activities of a queue, refused when a name the workflows call on it is not registered. */
+export function queueActivities(queue: TaskQueue, deps: { config: Config; storage: Storage; orm?: MikroORM }): Record<string, unknown> {
+  const spec = QUEUE_TABLE[queue];
+  if (spec.needsDatabase && !deps.orm) throw new Error(`the ${queue} queue needs the database`);
+  const activities = spec.activities(deps);
+  const missing = missingActivities(queue, activities);
+  if (missing.length) throw new Error(`the ${queue} worker does not register ${missing.join(', ')}, which workflows call on it; refusing to start`);
+  return activities;
+}
+
+/** Creates one Temporal worker per requested queue, from the queue table. */
 export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Promise<Worker[]> {
   const { config, connection } = deps;
   const storage = new Storage(config);
-  const common = { connection, namespace: config.temporalNamespace };
   const workers: Worker[] = [];
   for (const queue of queues) {
-    if (queue === TASK_QUEUES.control) {
-      if (!deps.orm) throw new Error('the control queue needs the database');
-      workers.push(
-        await Worker.create({
-          ...common,
-          taskQueue: queue,
-          workflowBundle: await workflowBundle(),
-          activities: { ...createControlActivities({ orm: deps.orm, storage, config }), ...createWebhookActivities({ orm: deps.orm, config }) },
-        }),
-      );
-    } else if (queue === TASK_QUEUES.fetch) {
-      const ytdlp = createYtDlpEngine({ binary: config.ytdlpPath, ffmpegLocation: ffmpegDir(config.ffmpegPath), pluginDirs: config.ytdlpPluginDirs });
-      const ffmpeg = createFfmpegEngine(config);
-      // Comments: PeerTube instances over their REST API, everything else through yt-dlp.
-      const providers = [
-        createPeerTubeProvider({ allowPrivateNetwork: config.allowPrivateNetwork }),
-        createYtDlpCommentsProvider({ binary: config.ytdlpPath, pluginDirs: config.ytdlpPluginDirs }),
-      ];
-      const activities = { ...createFetchActivities({ ytdlp, ffmpeg, storage, config }), ...createCommentsActivities({ providers, storage, config }) };
-      workers.push(await Worker.create({ ...common, taskQueue: queue, activities, maxConcurrentActivityTaskExecutions: 4 }));
-    } else if (queue === TASK_QUEUES.process) {
-      const ffmpeg = createFfmpegEngine(config);
-      // ffmpeg is CPU-bound: one job per core is the useful concurrency.
-      const activities = { ...createProcessActivities({ ffmpeg, storage }), ...createEditActivities({ ffmpeg, storage }), ...createPreviewActivities({ ffmpeg, storage }) };
-      workers.push(await Worker.create({ ...common, taskQueue: queue, activities, maxConcurrentActivityTaskExecutions: 2 }));
-    } else if (queue === TASK_QUEUES.speech) {
-      const ffmpeg = createFfmpegEngine(config);
-      const whisper = createWhisperEngine({ python: config.whisperPython });
-      const { registry, translator } = createSpeechServices(config);
-      // faster-whisper uses every core for one job: one job at a time per speech worker.
-      const activities = createSpeechActivities({ whisper, ffmpeg, registry, translator, storage, config });
-      workers.push(await Worker.create({ ...common, taskQueue: queue, activities, maxConcurrentActivityTaskExecutions: 1 }));
-    }
+    const spec = QUEUE_TABLE[queue];
+    workers.push(
+      await Worker.create({
+        connection,
+        namespace: config.temporalNamespace,
+        taskQueue: queue,
+        activities: queueActivities(queue, { config, storage, orm: deps.orm }),
+        maxConcurrentActivityTaskExecutions: config.queueConcurrency[queue] ?? spec.defaultConcurrency,
+        ...(spec.runsWorkflows ? { workflowBundle: await workflowBundle() } : {}),
+      }),
+    );
   }
   return workers;
-}
-
-function ffmpegDir(ffmpegPath: string): string | undefined {
-  return ffmpegPath.includes('/') ? path.dirname(ffmpegPath) : undefined;
 }
 
 /** Runs the workers until they are shut down; one failing brings the others down too. */

@@ -1,7 +1,7 @@
-import type { VideoInfo } from '../lib/job.types';
-import { fetchInfo } from './activities';
+import type { VideoInfo } from '../lib/video-info';
+import { mediaInfo } from './activity-proxies';
 
 /** Synchronous metadata read: the API waits on this short workflow. */
 export async function infoWorkflow(url: string): Promise<VideoInfo> {
-  return fetchInfo.readInfo(url);
+  return mediaInfo.readInfo(url);
 }

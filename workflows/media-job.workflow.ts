@@ -8,15 +8,10 @@ import {
   TimeoutFailure,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
-import { FAILURE_TYPES, TASK_QUEUES, type JobEnd, type JobOutput, type MediaJobInput } from '../lib/job.types';
-import { control } from './activities';
+import { FAILURE_TYPES, type JobEnd, type MediaJobInput } from '../lib/jobs';
+import { control } from './activity-proxies';
+import { runOperation } from './runners';
 import { webhookDeliveryWorkflow } from './webhook-delivery.workflow';
-import { runComments } from './comments.workflow';
-import { runDownload } from './download.workflow';
-import { runFingerprint } from './fingerprint.workflow';
-import { runPreview } from './preview.workflow';
-import { runTranscribe } from './transcribe.workflow';
-import { runTranslate } from './translate.workflow';
 
 /** One durable run of one job: processing → operation → completed, or failed with a refund. */
 export async function mediaJobWorkflow(input: MediaJobInput): Promise<JobEnd> {
@@ -42,7 +37,7 @@ async function startEventDeliveries(jobId: string, end: JobEnd): Promise<void> {
     try {
       await startChild(webhookDeliveryWorkflow, {
         workflowId: `webhook-${jobId}-${event}-${target.key}`,
-        taskQueue: TASK_QUEUES.control,
+        taskQueue: 'control',
         parentClosePolicy: ParentClosePolicy.ABANDON,
         // also after the first delivery has finished: the id may never run twice
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
@@ -50,27 +45,6 @@ async function startEventDeliveries(jobId: string, end: JobEnd): Promise<void> {
       });
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    }
-  }
-}
-
-function runOperation(input: MediaJobInput): Promise<JobOutput> {
-  switch (input.jobType) {
-    case 'download':
-      return runDownload(input.jobId, input.params);
-    case 'transcribe':
-      return runTranscribe(input.jobId, input.params);
-    case 'translate':
-      return runTranslate(input.jobId, input.params);
-    case 'comments':
-      return runComments(input.jobId, input.params);
-    case 'preview':
-      return runPreview(input.jobId, input.params);
-    case 'fingerprint':
-      return runFingerprint(input.jobId, input.params);
-    default: {
-      const unknown: never = input;
-      throw ApplicationFailure.nonRetryable(`job type ${String((unknown as MediaJobInput).jobType)} is not supported`);
     }
   }
 }

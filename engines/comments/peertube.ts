@@ -1,4 +1,5 @@
-import { checkUrlAddress } from '../../lib/url-safety';
+import { EgressRefusedError } from '../egress/address-check';
+import { egressRequest, readBody } from '../egress/http-client';
 import {
   type Comment,
   CommentsError,
@@ -81,34 +82,29 @@ export function createPeerTubeProvider(opts: PeerTubeOptions): CommentsProvider 
   async function getJson<T>(url: string, signal?: AbortSignal): Promise<{ status: number; body: T | null }> {
     let target = url;
     for (let hop = 0; hop < 4; hop++) {
-      const check = await checkUrlAddress(target, opts.allowPrivateNetwork);
-      if (!check.ok) throw new CommentsError('unavailable', `The source URL ${check.reason}`);
-      const timeout = AbortSignal.timeout(timeoutMs);
-      let res: Response;
+      let res;
       try {
-        res = await fetch(target, {
-          redirect: 'manual',
-          headers: { accept: 'application/json' },
-          signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-        });
+        res = await egressRequest({ url: target, method: 'GET', headers: { accept: 'application/json' }, timeoutMs, signal, allowPrivate: opts.allowPrivateNetwork });
       } catch (err) {
+        if (err instanceof EgressRefusedError) throw new CommentsError('rejected', `The ${err.message}`);
         if (signal?.aborted) throw new CommentsError('failed', 'comment extraction cancelled');
         throw new CommentsError('failed', `PeerTube request to ${new URL(target).host} failed: ${(err as Error).message}`);
       }
-      const location = res.headers.get('location');
-      if (res.status >= 300 && res.status < 400 && location) {
-        await res.body?.cancel();
-        target = new URL(location, target).toString(); // re-checked against the address rule above
+      const status = res.statusCode ?? 0;
+      const location = res.headers.location;
+      if (status >= 300 && status < 400 && location) {
+        res.resume();
+        target = new URL(location, target).toString(); // a new request: checked again at connect time
         continue;
       }
-      if (!res.ok) {
-        await res.body?.cancel();
-        return { status: res.status, body: null };
+      if (status < 200 || status >= 300) {
+        res.resume();
+        return { status, body: null };
       }
       try {
-        return { status: res.status, body: (await res.json()) as T };
+        return { status, body: JSON.parse(await readBody(res)) as T };
       } catch {
-        return { status: res.status, body: null };
+        return { status, body: null };
       }
     }
     throw new CommentsError('failed', `PeerTube request to ${url} redirected too often`);

@@ -36,9 +36,9 @@ export interface CommentsResult {
   comments: Comment[];
 }
 
-export type CommentsErrorKind = 'unsupported' | 'unavailable' | 'failed';
+export type CommentsErrorKind = 'unsupported' | 'unavailable' | 'rejected' | 'failed';
 
-/** A provider failure, classified like YtDlpError: unsupported and unavailable are the user's, failed may be retried. */
+/** A provider failure, classified like YtDlpError: unsupported, unavailable and rejected (egress refused) are the user's, failed may be retried. */
 export class CommentsError extends Error {
   constructor(
     readonly kind: CommentsErrorKind,

@@ -1,5 +1,5 @@
-import { runProcess } from '../process';
-import { classify, YtDlpError, ytdlpBaseArgs } from '../ytdlp.engine';
+import { runProcess } from '../child-process';
+import { classify, parseSingleVideoJson, YtDlpError, ytdlpBaseArgs } from '../ytdlp/ytdlp.engine';
 import {
   type Comment,
   CommentsError,
@@ -73,11 +73,10 @@ export function createYtDlpCommentsProvider(opts: YtDlpCommentsOptions): Comment
       if (res.code !== 0) throw fromYtDlp(classify(res.stderr, req.url));
       let info: YtDlpCommentsInfo;
       try {
-        info = JSON.parse(res.stdout) as YtDlpCommentsInfo;
-      } catch {
-        throw new CommentsError('failed', 'yt-dlp printed no readable metadata');
+        info = parseSingleVideoJson<YtDlpCommentsInfo>(res.stdout);
+      } catch (err) {
+        throw err instanceof YtDlpError ? fromYtDlp(err) : err;
       }
-      if (info._type === 'playlist') throw new CommentsError('unsupported', 'The URL is a playlist; pass the URL of a single video');
       const platform = info.extractor_key ?? 'this';
       if (!('comments' in info) || info.comments === undefined) {
         throw new CommentsError('unsupported', `Comments are not supported for this platform (yt-dlp's ${platform} extractor does not extract comments)`);

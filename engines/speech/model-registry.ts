@@ -5,9 +5,7 @@
 // model.bin header (layer width and vocabulary), not trusted from package names.
 import fs from 'node:fs';
 import path from 'node:path';
-
-export const MODEL_SIZES = ['tiny', 'base', 'small', 'medium'] as const;
-export type ModelSize = (typeof MODEL_SIZES)[number];
+import { MODEL_SIZES, type ModelSize } from '../../lib/operations/transcribe';
 
 export interface WhisperModelInfo {
   /** e.g. "tiny.en", "base". */

@@ -1,19 +1,10 @@
 // SRT and WebVTT writers for timed text (transcription segments, or translated segments).
+import { formatTimestamp } from '../../lib/time';
 
 export interface Cue {
   start: number;
   end: number;
   text: string;
-}
-
-/** `HH:MM:SS,mmm` (SRT) or `HH:MM:SS.mmm` (VTT) from seconds. */
-export function formatTimestamp(seconds: number, sep: ',' | '.'): string {
-  const ms = Math.max(0, Math.round(seconds * 1000));
-  const h = Math.floor(ms / 3_600_000);
-  const m = Math.floor((ms % 3_600_000) / 60_000);
-  const s = Math.floor((ms % 60_000) / 1000);
-  const pad = (n: number, w = 2) => String(n).padStart(w, '0');
-  return `${pad(h)}:${pad(m)}:${pad(s)}${sep}${pad(ms % 1000, 3)}`;
 }
 
 /** Cues with text, in time order, each ending after it starts and no earlier than the previous one starts. */

@@ -3,7 +3,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { projectRoot } from '../../lib/config';
-import { runProcess } from '../process';
+import { runProcess } from '../child-process';
 
 export interface WhisperWord {
   word: string;

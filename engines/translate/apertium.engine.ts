@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { runProcess } from '../process';
+import { runProcess } from '../child-process';
 import type { LanguagePair, TranslationEngine } from './translation-engine';
 
 /** Apertium's language codes → ISO 639-1 (Serbo-Croatian serves hr, sr and bs; Bokmål also `no`). */

@@ -6,14 +6,16 @@ import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/core';
 import { createApp } from '../../api/app';
 import type { PlanName } from '../../db/account.entity';
-import { createAccount, createApiKey } from '../../db/accounts';
-import { adjustCredits, getBalance } from '../../db/credits';
+import { createAccount, createApiKey } from '../../db/accounts.repository';
+import { adjustCredits, getBalance } from '../../db/credits.repository';
 import { openOrm, type Dialect } from '../../db/orm';
 import { loadConfig, type Config } from '../../lib/config';
 import { FileLinks } from '../../lib/file-links';
-import type { MediaJobInput, VideoInfo } from '../../lib/job.types';
-import type { Orchestrator } from '../../lib/orchestrator';
-import { Storage } from '../../lib/storage';
+import type { MediaJobInput } from '../../lib/jobs';
+import type { VideoInfo } from '../../lib/video-info';
+import type { Orchestrator } from '../../api/services/orchestrator';
+import { createSpeechServices } from '../../engines/speech/services';
+import { Storage } from '../../engines/storage';
 import { startPostgres, type TestPostgres } from './postgres';
 
 /** A recorded start; params typed loosely so tests can read any operation's fields. */
@@ -29,6 +31,11 @@ export class StubOrchestrator implements Orchestrator {
   async startJob(input: MediaJobInput): Promise<void> {
     if (this.failStart) throw this.failStart;
     this.started.push(input as StartedJob);
+  }
+  cancelled: string[] = [];
+  async cancelJob(input: MediaJobInput): Promise<boolean> {
+    this.cancelled.push(input.jobId);
+    return true;
   }
   fetchInfo(url: string): Promise<VideoInfo> {
     return this.info(url);
@@ -82,7 +89,7 @@ export async function startApiHarness(dialect: Dialect): Promise<ApiHarness> {
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const links = new FileLinks('test-secret', baseUrl);
   config.publicBaseUrl = baseUrl;
-  const app = createApp({ orm, config, orchestrator, links, storage }, { log: () => undefined });
+  const app = createApp({ orm, config, orchestrator, links, storage, speech: createSpeechServices(config) }, { log: () => undefined });
   server.on('request', app.callback());
 
   return {

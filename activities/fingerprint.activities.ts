@@ -1,0 +1,56 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/activity';
+import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
+import { imageHashes } from '../engines/image-hash';
+import type { Storage } from '../engines/storage';
+import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
+import type { HashSize } from '../lib/operations';
+import { formatTimestamp } from '../lib/time';
+import { pastEnd, runFfmpegStep, videoSource } from './video-source';
+
+export interface FingerprintDeps {
+  ffmpeg: FfmpegEngine;
+  storage: Storage;
+}
+
+export interface FingerprintFrameInput {
+  jobId: string;
+  sourceFile: string;
+  title: string;
+  /** Seconds; null for 25% of the duration. */
+  timestamp: number | null;
+  hashSize: HashSize;
+  progressRange: [number, number];
+}
+
+/** Perceptual fingerprints of one frame (ffmpeg for the frame, sharp and image-hash for the hashes), on `media-process`. */
+export function createFingerprintActivities(deps: FingerprintDeps) {
+  const { ffmpeg, storage } = deps;
+
+  return {
+    /** average, perceptual and difference hash of one frame (imagehash's definitions and hex layout). */
+    async fingerprintFrame(input: FingerprintFrameInput): Promise<JobOutput> {
+      const src = path.join(storage.workDirOf(input.jobId), input.sourceFile);
+      const { duration } = await videoSource(ffmpeg, src);
+      const t = input.timestamp ?? duration * 0.25;
+      if (t >= duration) pastEnd('timestamp', t, duration);
+      const frame = path.join(storage.workDirOf(input.jobId), 'frame.png');
+      await fs.rm(frame, { force: true });
+      const args = ['-ss', t.toFixed(3), '-i', src, '-map', '0:v:0', '-frames:v', '1', '-update', '1', '-pix_fmt', 'rgb24', '-f', 'image2', '-c:v', 'png', '-y', frame];
+      await runFfmpegStep(ffmpeg, args, 1, [input.progressRange[0], (input.progressRange[0] + input.progressRange[1]) / 2]);
+      const png = await fs.readFile(frame).catch(() => {
+        throw ApplicationFailure.nonRetryable('No frame could be taken from the source at that time', FAILURE_TYPES.unavailable);
+      });
+      const hashes = await imageHashes(png, input.hashSize);
+      const resultData = { ...hashes, hash_size: input.hashSize, frame_timestamp: formatTimestamp(t), title: input.title };
+      const relative = storage.outputRelative(input.jobId, 'fingerprint.json');
+      const out = storage.filePath(relative);
+      await fs.mkdir(path.dirname(out), { recursive: true });
+      await fs.writeFile(out, JSON.stringify(resultData, null, 2) + '\n');
+      return { outputFile: relative, resultData };
+    },
+  };
+}
+
+export type FingerprintActivities = ReturnType<typeof createFingerprintActivities>;

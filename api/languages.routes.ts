@@ -1,0 +1,39 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { ApiDeps, ApiState } from './context';
+import { errorResponses, json, registry } from './openapi';
+import { languagesOverview } from './services/capabilities';
+
+const LanguagesSchema = z
+  .object({
+    transcription: z.object({
+      languages: z.array(z.string()),
+      model_sizes: z.array(z.string()),
+      models: z.array(z.object({ name: z.string(), size: z.string(), english_only: z.boolean() })),
+    }),
+    translation: z.object({
+      engine: z.string(),
+      speech_to_english: z.boolean(),
+      direct_pairs: z.array(z.object({ from: z.string(), to: z.string() })),
+      pairs: z.array(z.object({ from: z.string(), to: z.string(), route: z.array(z.string()) })),
+      pair_count: z.number().int(),
+      targets_from_any_speech: z.array(z.string()),
+    }),
+  })
+  .meta({ id: 'Languages' });
+
+registry.registerPath({
+  method: 'get',
+  path: '/v1/languages',
+  operationId: 'listLanguages',
+  summary: 'Transcription languages, installed model sizes and translation pairs (free)',
+  responses: { 200: { description: 'What this server transcribes and translates', ...json(LanguagesSchema) }, ...errorResponses(401, 403, 429) },
+});
+
+export function languagesRoutes(deps: ApiDeps): Router<ApiState> {
+  const router = new Router<ApiState>();
+  router.get('/v1/languages', (ctx) => {
+    ctx.body = languagesOverview(deps.speech) satisfies z.infer<typeof LanguagesSchema>;
+  });
+  return router;
+}

@@ -1,0 +1,144 @@
+// Jobs as every entry point (REST, MCP, dashboard) sees them: create from an operation's request,
+// read one, list a page.
+import crypto from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/core';
+import type { Account } from '../../db/account.entity';
+import { chargeCredits } from '../../db/credits.repository';
+import { Job } from '../../db/job.entity';
+import { failJobWithRefund, findAccountJob, listAccountJobs, type JobFilter } from '../../db/jobs.repository';
+import { checkUrlAddress } from '../../engines/egress/address-check';
+import { DomainError } from '../../lib/errors';
+import type { FileLinks } from '../../lib/file-links';
+import type { JobType, MediaJobInput } from '../../lib/jobs';
+import { OPERATIONS } from '../../lib/operations';
+import type { ApiDeps } from '../context';
+import { afterCursor, page } from '../cursor';
+import { parseInput } from '../validation';
+import { serverCapabilities } from './capabilities';
+
+/** The body of a 202 from a create call (decisions.md). */
+export interface JobCreated {
+  job_id: string;
+  status: 'pending';
+  credits_charged: number;
+  job_type: JobType;
+  created_at: string;
+}
+
+/** 422 unless `url` resolves to an allowed address (advisory: the binding check is at connect time). */
+export async function assertReachable(field: string, url: string, allowPrivate: boolean): Promise<void> {
+  const check = await checkUrlAddress(url, allowPrivate);
+  if (!check.ok) throw DomainError.invalidField(field, check.reason);
+}
+
+/**
+ * Validates an operation's request, charges the account and writes the job row in one transaction,
+ * then starts the job's workflow. If the workflow cannot be started the job fails at once with a
+ * refund, and the caller gets 503.
+ */
+export async function createJob(em: EntityManager, deps: ApiDeps, account: Account, jobType: JobType, body: unknown): Promise<JobCreated> {
+  const op = OPERATIONS[jobType];
+  const params = parseInput(op.request, body) as MediaJobInput['params'];
+  const problems = op.check?.(params as never, serverCapabilities(deps.speech)) ?? [];
+  if (problems.length) throw DomainError.invalid(problems.map((p) => p.message).join('; '), problems);
+  await assertReachable('url', params.url, deps.config.allowPrivateNetwork);
+  if (params.webhook_url) await assertReachable('webhook_url', params.webhook_url, deps.config.allowPrivateNetwork);
+
+  const cost = op.cost(params as never);
+  const jobId = crypto.randomUUID();
+  const job = await chargeCredits(em, account.id, cost, `a ${jobType} job`, async (tx) => {
+    const row = tx.create(Job, {
+      id: jobId,
+      accountId: account.id,
+      jobType,
+      status: 'pending',
+      sourceUrl: params.url,
+      parameters: params as unknown as Record<string, unknown>,
+      creditsCharged: cost,
+      progress: 0,
+      webhookUrl: params.webhook_url,
+      resultData: null,
+      createdAt: new Date(),
+    });
+    return { jobId, value: row };
+  });
+
+  try {
+    await deps.orchestrator.startJob({ jobId, jobType, sourceUrl: params.url, params, accountId: account.id } as MediaJobInput);
+  } catch (err) {
+    await failJobWithRefund(em, jobId, 'The job could not be queued; it was not run and its credits were refunded');
+    throw new DomainError('unavailable', `The job engine is unavailable, so the job was not queued (credits refunded). Try again shortly. (${(err as Error).message})`);
+  }
+  return { job_id: job.id, status: 'pending', credits_charged: job.creditsCharged, job_type: job.jobType, created_at: job.createdAt.toISOString() };
+}
+
+/** The workflow input of a job, rebuilt from its row (for a workflow that may never have started). */
+export function jobInputOf(job: Job): MediaJobInput {
+  return { jobId: job.id, jobType: job.jobType, sourceUrl: job.sourceUrl, params: job.parameters, accountId: job.accountId } as MediaJobInput;
+}
+
+/** The error_message of a job its owner cancelled (decisions.md). */
+export const CANCELLED_MESSAGE = 'cancelled by the client';
+
+/**
+ * Cancels a pending or processing job through its workflow (409 once it has ended) and waits a few
+ * seconds for the workflow to end it, so most callers see the final state at once.
+ */
+export async function cancelJob(em: EntityManager, deps: Pick<ApiDeps, 'orchestrator' | 'links'>, account: Account, jobId: string): Promise<{ ended: boolean; job: JobResource }> {
+  const job = await findAccountJob(em, account.id, jobId);
+  if (!job) throw DomainError.notFound(`No job with id ${jobId} in this account`);
+  const ended = () => job.status === 'completed' || job.status === 'failed';
+  if (ended()) throw DomainError.conflict(`Job ${job.id} has already ${job.status === 'completed' ? 'completed' : 'failed'}; only pending or processing jobs can be cancelled`);
+  await deps.orchestrator.cancelJob(jobInputOf(job));
+  for (let waited = 0; waited < 5000 && !ended(); waited += 100) {
+    await new Promise((r) => setTimeout(r, 100));
+    await em.refresh(job);
+  }
+  return { ended: ended(), job: await jobResource(deps, job) };
+}
+
+/** The Job resource (interface.md), with `progress` beyond the contract. */
+export function presentJob(job: Job, links: FileLinks, progress: number | null = job.progress) {
+  const completed = job.status === 'completed';
+  return {
+    job_id: job.id,
+    job_type: job.jobType,
+    status: job.status,
+    source_url: job.sourceUrl,
+    parameters: job.parameters,
+    credits_charged: job.creditsCharged,
+    progress,
+    download_url: completed && job.outputFile && job.expiresAt ? links.url(job.id, job.expiresAt) : null,
+    result_data: completed ? job.resultData : null,
+    error_message: job.status === 'failed' ? job.errorMessage : null,
+    created_at: job.createdAt.toISOString(),
+    completed_at: job.completedAt?.toISOString() ?? null,
+    expires_at: completed ? (job.expiresAt?.toISOString() ?? null) : null,
+  };
+}
+
+export type JobResource = ReturnType<typeof presentJob>;
+
+/** A job with live progress: a running job's comes from its activity's heartbeat in Temporal. */
+export async function jobResource(deps: Pick<ApiDeps, 'orchestrator' | 'links'>, job: Job): Promise<JobResource> {
+  if (job.status !== 'processing') return presentJob(job, deps.links, job.status === 'completed' ? 100 : job.status === 'failed' ? null : 0);
+  const live = await deps.orchestrator.jobProgress(job.id);
+  return presentJob(job, deps.links, live ?? job.progress);
+}
+
+export async function getJob(em: EntityManager, deps: Pick<ApiDeps, 'orchestrator' | 'links'>, account: Account, jobId: string): Promise<JobResource> {
+  const job = await findAccountJob(em, account.id, jobId);
+  if (!job) throw DomainError.notFound(`No job with id ${jobId} in this account`);
+  return jobResource(deps, job);
+}
+
+export async function listJobs(
+  em: EntityManager,
+  deps: Pick<ApiDeps, 'orchestrator' | 'links'>,
+  account: Account,
+  query: JobFilter & { cursor?: string; limit: number },
+): Promise<{ items: JobResource[]; next_cursor: string | null; has_more: boolean }> {
+  const rows = await listAccountJobs(em, account.id, query, query.cursor ? afterCursor(query.cursor) : null, query.limit + 1);
+  const p = page(rows, query.limit);
+  return { ...p, items: await Promise.all(p.items.map((j) => jobResource(deps, j))) };
+}

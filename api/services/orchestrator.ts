@@ -1,0 +1,33 @@
+import type { MediaJobInput } from '../../lib/jobs';
+import type { VideoInfo } from '../../lib/video-info';
+
+export type InfoErrorKind = 'unsupported' | 'unavailable' | 'rejected' | 'timeout' | 'failed';
+
+/** Why a metadata read failed, so the API can pick the status. */
+export class InfoError extends Error {
+  constructor(
+    readonly kind: InfoErrorKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'InfoError';
+  }
+}
+
+/** What the API needs from the job engine. Temporal implements it; API tests may stub it. */
+export interface Orchestrator {
+  /** Starts the job's durable workflow; idempotent per job id. */
+  startJob(input: MediaJobInput): Promise<void>;
+  /** Runs the metadata workflow and waits for it. Throws InfoError. */
+  fetchInfo(url: string): Promise<VideoInfo>;
+  /**
+   * Asks the job's workflow to stop (Temporal cancellation), starting it first if it was never
+   * started, so the cancellation ends it like any other: failed, refunded, job.failed delivered.
+   * Resolves false when the workflow had already ended.
+   */
+  cancelJob(input: MediaJobInput): Promise<boolean>;
+  /** Live progress (0..100) from the running activity's heartbeat, or null when unknown. */
+  jobProgress(jobId: string): Promise<number | null>;
+}
+
+export const jobWorkflowId = (jobId: string): string => `job-${jobId}`;

@@ -1,0 +1,121 @@
+import type { EntityManager } from '@mikro-orm/core';
+import { Account, PLANS } from './account.entity';
+import { CreditEntry } from './credit-entry.entity';
+import { DomainError } from '../lib/errors';
+
+/** Current balance: the sum of the account's ledger entries. */
+export async function getBalance(em: EntityManager, accountId: string): Promise<number> {
+  const rows = (await em
+    .getConnection()
+    .execute('select coalesce(sum(amount), 0) as balance from credit_entries where account_id = ?', [accountId], 'all', em.getTransactionContext())) as { balance: number | string }[];
+  return Number(rows[0]?.balance ?? 0);
+}
+
+/**
+ * Serialises credit movements of one account for the rest of the transaction.
+ * PostgreSQL takes a row lock; SQLite already serialises writers (one connection per process, a
+ * database-wide write lock across processes), and this update takes that lock up front.
+ */
+async function lockAccount(em: EntityManager, accountId: string): Promise<void> {
+  const conn = em.getConnection();
+  const platform = em.getPlatform().constructor.name.toLowerCase();
+  const sql = platform.includes('postgre')
+    ? 'select id from accounts where id = ? for update'
+    : 'update accounts set id = id where id = ?';
+  await conn.execute(sql, [accountId], 'run', em.getTransactionContext());
+}
+
+function monthOf(d: Date): string {
+  return d.toISOString().slice(0, 7);
+}
+
+/**
+ * Tops the account up to its plan's monthly allowance once per calendar month (unused credits do
+ * not roll over; credits added by an operator above the allowance are kept). Must run under lockAccount.
+ */
+async function ensureMonthlyGrant(em: EntityManager, account: Account, now: Date): Promise<void> {
+  const period = monthOf(now);
+  const existing = await em.count(CreditEntry, { accountId: account.id, period });
+  if (existing > 0) return;
+  const balance = await getBalance(em, account.id);
+  const amount = Math.max(0, PLANS[account.plan].monthlyCredits - balance);
+  em.create(CreditEntry, { accountId: account.id, amount, kind: 'grant', period, note: `monthly allowance ${period}`, jobId: null, createdAt: now });
+  await em.flush();
+}
+
+/**
+ * In one transaction: locks the account, applies the monthly grant, checks the balance covers
+ * `cost` (402 otherwise), runs `write` (e.g. inserting the job row) and appends the charge.
+ */
+export async function chargeCredits<T>(
+  em: EntityManager,
+  accountId: string,
+  cost: number,
+  what: string,
+  write: (tx: EntityManager) => Promise<{ jobId: string | null; value: T }>,
+): Promise<T> {
+  return em.transactional(async (tx) => {
+    await lockAccount(tx, accountId);
+    const account = await tx.findOneOrFail(Account, accountId);
+    const now = new Date();
+    await ensureMonthlyGrant(tx, account, now);
+    const balance = await getBalance(tx, accountId);
+    if (balance < cost) {
+      throw new DomainError('insufficient_credits', `${what} costs ${cost} credit${cost === 1 ? '' : 's'} but the balance is ${balance}; add credits or upgrade the plan.`);
+    }
+    const { jobId, value } = await write(tx);
+    tx.create(CreditEntry, { accountId, amount: -cost, kind: 'charge', jobId, period: null, note: what, createdAt: now });
+    await tx.flush();
+    return value;
+  });
+}
+
+/** Refunds a job's charge. Idempotent: the (job_id, 'refund') unique key admits one refund ever. Returns true if it wrote one. */
+export async function refundJob(em: EntityManager, accountId: string, jobId: string, amount: number): Promise<boolean> {
+  if (amount <= 0) return false;
+  const res = await em
+    .getConnection()
+    .execute(
+      `insert into credit_entries (account_id, amount, kind, job_id, period, note, created_at)
+       values (?, ?, 'refund', ?, null, 'job failed', ?)
+       on conflict (job_id, kind) do nothing`,
+      [accountId, amount, jobId, new Date()],
+      'run',
+      em.getTransactionContext(),
+    );
+  return Number((res as { affectedRows?: number }).affectedRows ?? 0) > 0;
+}
+
+/** Operator adjustment (positive or negative); never takes the balance below zero. Returns the new balance. */
+export async function adjustCredits(em: EntityManager, accountId: string, amount: number, note: string): Promise<number> {
+  return em.transactional(async (tx) => {
+    await lockAccount(tx, accountId);
+    const account = await tx.findOneOrFail(Account, accountId);
+    await ensureMonthlyGrant(tx, account, new Date());
+    const balance = await getBalance(tx, accountId);
+    if (balance + amount < 0) throw new Error(`cannot remove ${-amount} credits: the balance is ${balance}`);
+    if (amount !== 0) {
+      tx.create(CreditEntry, { accountId, amount, kind: 'adjust', jobId: null, period: null, note, createdAt: new Date() });
+      await tx.flush();
+    }
+    return balance + amount;
+  });
+}
+
+/** Balance after applying this month's grant if it is due. */
+export async function currentBalance(em: EntityManager, accountId: string): Promise<number> {
+  return adjustCredits(em, accountId, 0, 'read');
+}
+
+/** Net credits used since `since`, by job type (`info` for metadata reads): charges minus refunds. */
+export async function usageByJobType(em: EntityManager, accountId: string, since: Date): Promise<Record<string, number>> {
+  const rows = (await em.getConnection().execute(
+    `select coalesce(j.job_type, 'info') as job_type, -sum(c.amount) as used
+       from credit_entries c left join jobs j on j.id = c.job_id
+      where c.account_id = ? and c.kind in ('charge', 'refund') and c.created_at >= ?
+      group by coalesce(j.job_type, 'info')`,
+    [accountId, since],
+    'all',
+  )) as { job_type: string; used: number | string }[];
+  return Object.fromEntries(rows.map((r) => [r.job_type, Number(r.used)]));
+}

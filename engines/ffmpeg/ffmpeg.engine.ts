@@ -1,0 +1,122 @@
+import ffmpeg from 'fluent-ffmpeg';
+import { runProcess } from '../child-process';
+
+export interface ProbeStream {
+  codec_type?: string;
+  codec_name?: string;
+  width?: number;
+  height?: number;
+  avg_frame_rate?: string;
+  r_frame_rate?: string;
+  nb_frames?: string;
+  duration?: string | number;
+  sample_rate?: string | number;
+  channels?: number;
+  channel_layout?: string;
+}
+
+export interface ProbeResult {
+  format: { format_name?: string; duration?: number; size?: number; bit_rate?: number };
+  streams: ProbeStream[];
+}
+
+export interface TranscodeRequest {
+  input: string;
+  output: string;
+  /** Input options, e.g. ['-ss', '5']. */
+  inputOptions?: string[];
+  /** Output options, e.g. ['-c:v', 'libx264']. */
+  outputOptions: string[];
+  /** Container for -f, when the extension does not say it. */
+  format?: string;
+  /** Expected output duration, for progress; seconds. */
+  durationHint?: number | null;
+  signal?: AbortSignal;
+  onProgress?: (fraction: number) => void;
+}
+
+/** A raw ffmpeg run: inputs, filters and outputs are the caller's; progress comes from `-progress`. */
+export interface FfmpegRunRequest {
+  /** Arguments after the global options, e.g. ['-i', src, '-af', 'loudnorm', '-f', 'null', '-']. */
+  args: string[];
+  /** Expected output duration, for progress; seconds. */
+  durationHint?: number | null;
+  signal?: AbortSignal;
+  onProgress?: (fraction: number) => void;
+  /** Each line ffmpeg logs (filters such as silencedetect and ebur128 log their measurements). */
+  onLogLine?: (line: string) => void;
+}
+
+export interface FfmpegEngine {
+  probe(file: string): Promise<ProbeResult>;
+  transcode(req: TranscodeRequest): Promise<void>;
+  /**
+   * Runs ffmpeg; resolves with the tail of its log and the last `-progress` block (frame, out_time_us, …).
+   * Rejects with the last log lines when it fails.
+   */
+  run(req: FfmpegRunRequest): Promise<{ log: string; progress: Record<string, string> }>;
+}
+
+/** fluent-ffmpeg over the system ffmpeg/ffprobe. */
+export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: string }): FfmpegEngine {
+  /** `-progress pipe:1` prints key=value blocks on stdout; out_time_us drives onProgress. */
+  async function run(req: FfmpegRunRequest): Promise<{ log: string; progress: Record<string, string> }> {
+    const args = ['-hide_banner', '-nostdin', '-nostats', '-progress', 'pipe:1', ...req.args];
+    const progress: Record<string, string> = {};
+    const res = await runProcess(opts.ffmpegPath, {
+      args,
+      signal: req.signal,
+      onLine: (line, stream) => {
+        if (stream === 'stderr') return req.onLogLine?.(line);
+        const eq = line.indexOf('=');
+        if (eq > 0) progress[line.slice(0, eq)] = line.slice(eq + 1).trim();
+        if (!req.onProgress) return;
+        if (line === 'progress=end') return req.onProgress(1);
+        const m = /^out_time_(?:us|ms)=(\d+)$/.exec(line);
+        if (m && req.durationHint) req.onProgress(Math.max(0, Math.min(1, Number(m[1]) / 1e6 / req.durationHint)));
+      },
+    });
+    if (req.signal?.aborted) throw new Error('ffmpeg cancelled');
+    if (res.code !== 0) {
+      const tail = res.stderr.trim().split('\n').slice(-3).join(' | ');
+      throw new Error(`ffmpeg failed with exit code ${String(res.code)}${tail ? ` (${tail})` : ''}`);
+    }
+    return { log: res.stderr, progress };
+  }
+
+  return {
+    probe(file) {
+      return new Promise((resolve, reject) => {
+        const cmd = ffmpeg(file).setFfprobePath(opts.ffprobePath);
+        cmd.ffprobe((err, data) => {
+          if (err) return reject(new Error(`ffprobe could not read the media: ${firstLine(err)}`));
+          resolve({
+            format: {
+              format_name: data.format.format_name,
+              duration: num(data.format.duration),
+              size: num(data.format.size),
+              bit_rate: num(data.format.bit_rate),
+            },
+            streams: data.streams as ProbeStream[],
+          });
+        });
+      });
+    },
+
+    transcode(req) {
+      const args = [...(req.inputOptions ?? []), '-i', req.input, '-y', ...req.outputOptions, ...(req.format ? ['-f', req.format] : []), req.output];
+      return run({ args, durationHint: req.durationHint, signal: req.signal, onProgress: req.onProgress }).then(() => undefined);
+    },
+
+    run,
+  };
+}
+
+function num(v: unknown): number | undefined {
+  const n = Number(v);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+function firstLine(err: unknown): string {
+  return String(err instanceof Error ? err.message : err).split('\n')[0] ?? '';
+}

@@ -1,0 +1,41 @@
+// Job types, states and the workflow boundary: pure, so the workflow bundle can load it.
+import type { JobParams } from './operations';
+
+export const JOB_TYPES = ['download', 'transcribe', 'translate', 'preview', 'fingerprint', 'comments'] as const;
+export type JobType = (typeof JOB_TYPES)[number];
+export const JOB_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/** The workflow input of one job: a discriminated union over the job types. */
+export type MediaJobInput = {
+  [T in JobType]: { jobId: string; jobType: T; sourceUrl: string; params: JobParams<T>; accountId?: string };
+}[JobType];
+
+/** What an operation hands back for the job row. */
+export interface JobOutput {
+  /** Output path relative to the files directory. */
+  outputFile: string;
+  resultData: Record<string, unknown>;
+}
+
+export interface JobEnd {
+  jobId: string;
+  status: 'completed' | 'failed';
+}
+
+export interface SourceSummary {
+  title: string;
+  duration: number | null;
+}
+
+/** Heartbeat details of long activities: overall job progress, 0..100. */
+export interface ProgressDetails {
+  progress: number;
+}
+
+/** Failure types activities raise as non-retryable ApplicationFailures; their messages are the job's error_message. */
+export const FAILURE_TYPES = {
+  unsupported: 'UnsupportedUrl',
+  unavailable: 'SourceUnavailable',
+  rejected: 'SourceRejected',
+} as const;

@@ -1,0 +1,55 @@
+// Request fields shared by several operations. Plain zod with `.meta()`: the same schema validates
+// REST bodies, generates OpenAPI (zod-to-openapi reads .meta) and MCP tool schemas (z.toJSONSchema).
+import { z } from 'zod';
+import { canonicalUrl, urlSyntaxProblem } from '../address-policy';
+import { parseTimeString, TIME_STRING_PATTERN } from '../time';
+
+/** An http(s) URL, stored and passed on only in its canonical form. */
+function httpUrl(description: string, example: string) {
+  return z
+    .string({ error: 'is required' })
+    .min(1, 'is required')
+    .max(2048, 'must be at most 2048 characters')
+    .superRefine((v, ctx) => {
+      const problem = urlSyntaxProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .transform(canonicalUrl)
+    .meta({ format: 'uri', description, example });
+}
+
+/** The source: a video or audio page, or a media file, on a public host. */
+export const SourceUrl = httpUrl('URL of the video or audio (a platform page or a media file) on a public host', 'https://www.youtube.com/watch?v=aqz-KE-bpKQ');
+
+/** A one-off webhook target for this job's events (decisions.md: accepted on every async create call). */
+export const WebhookUrl = httpUrl('Receives this job\'s job.completed / job.failed event, signed with the account\'s webhook secret', 'https://example.com/hooks/media')
+  .nullable()
+  .default(null);
+
+/** A URL given to a webhook endpoint (same rules as every other URL the service calls). */
+export const TargetUrl = httpUrl('Delivery target (http or https on a public host)', 'https://example.com/hooks/media');
+
+const TIME_HELP = 'must be HH:MM:SS, MM:SS or a number of seconds';
+
+/** `HH:MM:SS`, `MM:SS` or seconds, as a string or a number; normalised to a string (the caller's spelling). */
+export const TimeString = z
+  .union([
+    z.string().regex(new RegExp(TIME_STRING_PATTERN), TIME_HELP),
+    z.number({ error: TIME_HELP }).min(0, 'must not be negative'),
+  ], { error: TIME_HELP })
+  .refine((v) => parseTimeString(v) !== null, { message: `${TIME_HELP}, at most 100 days` })
+  .transform((v) => String(v))
+  .meta({ examples: ['01:30', 90, '75.5'] });
+
+export const LanguageCode = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^[a-z]{2,3}$/, 'must be an ISO 639-1 language code such as "en" or "fr"')
+  .meta({ example: 'en' });
+
+/** An integer in [min, max] with a message that names the bounds. */
+export function intIn(min: number, max: number) {
+  const msg = `must be an integer from ${min} to ${max}`;
+  return z.number({ error: msg }).int(msg).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+}

@@ -1,0 +1,84 @@
+// Records real workflow histories for the replay test (test/replay.test.ts): a completed download,
+// a failed download, a download with a webhook delivery (retried once) and an info read, run on the real dev server with real yt-dlp, ffmpeg and SQLite.
+// Re-record after an intentional, versioned workflow change: npm run record-histories
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { NativeConnection } from '@temporalio/worker';
+import { Job } from '../../db/job.entity';
+import { chargeCredits } from '../../db/credits.repository';
+import { createAccount } from '../../db/accounts.repository';
+import { openOrm } from '../../db/orm';
+import { loadConfig, projectRoot } from '../../lib/config';
+import type { MediaJobInput } from '../../lib/jobs';
+import type { DownloadParams } from '../../lib/operations';
+import { connectTemporal } from '../../workers/temporal-client';
+import { startDevServer } from '../../workers/temporal-dev-server';
+import { createWorkers } from '../../workers/workers';
+import { startFixturePlatform } from '../helpers/fixture-platform';
+import { freePort } from '../helpers/processes';
+import { quietRuntime, TEMPORAL_CLI } from '../helpers/temporal';
+import { startReceiver } from '../helpers/webhook-receiver';
+
+async function main(): Promise<void> {
+  quietRuntime();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-record-'));
+  const fx = await startFixturePlatform();
+  const dev = await startDevServer({ cliPath: TEMPORAL_CLI, dbFile: path.join(dataDir, 't.sqlite'), port: await freePort(), uiPort: await freePort() });
+  const config = loadConfig({ DATA_DIR: dataDir, ALLOW_PRIVATE_NETWORK: '1', WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,2,4,6' });
+  const orm = await openOrm(config, { migrate: true });
+  const connection = await NativeConnection.connect({ address: dev.address });
+  const workers = await createWorkers(['control', 'media-fetch', 'media-process'], { config, connection, orm });
+  const running = Promise.all(workers.map((w) => w.run()));
+  const client = await connectTemporal(dev.address, 'default');
+  const account = await createAccount(orm.em.fork(), 'recorder', 'business');
+  const outDir = path.join(projectRoot, 'test/histories');
+  // The CLI writes the canonical proto3 JSON that Worker.runReplayHistories reads.
+  const save = (name: string, workflowId: string) =>
+    fs.writeFileSync(path.join(outDir, `${name}.json`), execFileSync(TEMPORAL_CLI, ['workflow', 'show', '--workflow-id', workflowId, '--address', dev.address, '--output', 'json']));
+
+  async function download(name: string, params: Partial<DownloadParams> & { url: string }): Promise<string> {
+    const jobId = crypto.randomUUID();
+    const full: DownloadParams = { quality: 'best', format: null, clip_start: null, clip_end: null, processing: null, webhook_url: null, ...params };
+    await chargeCredits(orm.em.fork(), account.id, 1, 'download', async (tx) => {
+      tx.create(Job, { id: jobId, accountId: account.id, jobType: 'download', status: 'pending', sourceUrl: full.url, parameters: { ...full }, creditsCharged: 1, resultData: null, webhookUrl: full.webhook_url, createdAt: new Date() });
+      return { jobId, value: null };
+    });
+    const input: MediaJobInput = { jobId, jobType: 'download', sourceUrl: full.url, params: full };
+    const handle = await client.workflow.start('mediaJobWorkflow', { taskQueue: 'control', workflowId: `job-${jobId}`, args: [input] });
+    console.log(name, await handle.result());
+    save(name, handle.workflowId);
+    return jobId;
+  }
+
+  await download('download-completed', { url: fx.url('/hls/master.m3u8'), quality: '720p', format: 'mp4' });
+  await download('download-failed', { url: fx.url('/watch/nomedia') });
+  // a job whose webhook_url fails once, then answers: parent with event fan-out, and the delivery child
+  const rx = await startReceiver();
+  rx.script('/hook', [500, 200]);
+  const hooked = await download('download-completed-webhook', { url: fx.url('/media/v480.mp4'), webhook_url: rx.url('/hook') });
+  const child = client.workflow.getHandle(`webhook-${hooked}-job.completed-job`);
+  console.log('webhook-delivery', await child.result());
+  save('webhook-delivery', child.workflowId);
+  await rx.close();
+  const info = await client.workflow.start('infoWorkflow', { taskQueue: 'control', workflowId: `info-${crypto.randomUUID()}`, args: [fx.url('/watch/trailer')] });
+  await info.result();
+  save('info', info.workflowId);
+
+  for (const w of workers) w.shutdown();
+  await running;
+  await connection.close();
+  await client.connection.close();
+  await orm.close();
+  await dev.stop();
+  await fx.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  console.log(`histories written to ${outDir}`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,101 @@
+// The queue table: every task queue, declared once with its activities and default concurrency.
+// Workers are built from it (workers/workers.ts); workflows proxy activities by the types it gives.
+import path from 'node:path';
+import type { MikroORM } from '@mikro-orm/core';
+import { createCommentsActivities } from '../activities/comments.activities';
+import { createControlActivities } from '../activities/control.activities';
+import { createDownloadActivities } from '../activities/download.activities';
+import { createFingerprintActivities } from '../activities/fingerprint.activities';
+import { createPreviewActivities } from '../activities/preview.activities';
+import { createSourceActivities } from '../activities/source.activities';
+import { createSpeechActivities } from '../activities/speech.activities';
+import { createWebhookActivities } from '../activities/webhook.activities';
+import { createPeerTubeProvider } from '../engines/comments/peertube';
+import { createYtDlpCommentsProvider } from '../engines/comments/ytdlp-comments';
+import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
+import { createSpeechServices } from '../engines/speech/services';
+import { createWhisperEngine } from '../engines/speech/whisper.engine';
+import type { Storage } from '../engines/storage';
+import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
+import type { Config } from '../lib/config';
+import type { TaskQueue } from '../lib/queues';
+
+export interface QueueDeps {
+  config: Config;
+  storage: Storage;
+  /** The database; only queues with needsDatabase get it. */
+  orm?: MikroORM;
+}
+
+export interface QueueSpec {
+  /** What runs there, for `--help` and the README. */
+  description: string;
+  /** The job, info and webhook workflows run on this queue's workers. */
+  runsWorkflows: boolean;
+  needsDatabase: boolean;
+  /** Activities run at once per worker unless QUEUE_CONCURRENCY says otherwise. */
+  defaultConcurrency: number;
+  activities(deps: QueueDeps): Record<string, (...args: never[]) => Promise<unknown>>;
+}
+
+function database(deps: QueueDeps): MikroORM {
+  if (!deps.orm) throw new Error('this queue needs the database');
+  return deps.orm;
+}
+
+function ffmpegDir(ffmpegPath: string): string | undefined {
+  return ffmpegPath.includes('/') ? path.dirname(ffmpegPath) : undefined;
+}
+
+export const QUEUE_TABLE = {
+  control: {
+    description: 'workflows; job state, credits and refunds, webhook deliveries (database, outbound webhook HTTP)',
+    runsWorkflows: true,
+    needsDatabase: true,
+    defaultConcurrency: 50,
+    activities: (d: QueueDeps) => ({
+      ...createControlActivities({ orm: database(d), storage: d.storage, config: d.config }),
+      ...createWebhookActivities({ orm: database(d), config: d.config }),
+    }),
+  },
+  'media-fetch': {
+    description: 'network-bound: metadata, downloads and comments (yt-dlp, direct HTTP, PeerTube)',
+    runsWorkflows: false,
+    needsDatabase: false,
+    defaultConcurrency: 4,
+    activities: ({ config, storage }: QueueDeps) => {
+      const ytdlp = createYtDlpEngine({ binary: config.ytdlpPath, ffmpegLocation: ffmpegDir(config.ffmpegPath), pluginDirs: config.ytdlpPluginDirs });
+      // Comments: PeerTube instances over their REST API, everything else through yt-dlp.
+      const providers = [
+        createPeerTubeProvider({ allowPrivateNetwork: config.allowPrivateNetwork }),
+        createYtDlpCommentsProvider({ binary: config.ytdlpPath, pluginDirs: config.ytdlpPluginDirs }),
+      ];
+      return { ...createSourceActivities({ ytdlp, ffmpeg: createFfmpegEngine(config), storage, config }), ...createCommentsActivities({ providers, storage, config }) };
+    },
+  },
+  'media-process': {
+    // ffmpeg is CPU-bound: one job per core is the useful concurrency.
+    description: 'CPU-bound: download finishing and editing, previews, fingerprints (ffmpeg, sharp)',
+    runsWorkflows: false,
+    needsDatabase: false,
+    defaultConcurrency: 2,
+    activities: ({ config, storage }: QueueDeps) => {
+      const ffmpeg = createFfmpegEngine(config);
+      return { ...createDownloadActivities({ ffmpeg, storage }), ...createPreviewActivities({ ffmpeg, storage }), ...createFingerprintActivities({ ffmpeg, storage }) };
+    },
+  },
+  'media-speech': {
+    // faster-whisper uses every core for one job: one job at a time per speech worker.
+    description: 'CPU-bound: speech recognition and translation (faster-whisper, Apertium)',
+    runsWorkflows: false,
+    needsDatabase: false,
+    defaultConcurrency: 1,
+    activities: ({ config, storage }: QueueDeps) => {
+      const { registry, translator } = createSpeechServices(config);
+      return createSpeechActivities({ whisper: createWhisperEngine({ python: config.whisperPython }), ffmpeg: createFfmpegEngine(config), registry, translator, storage, config });
+    },
+  },
+} satisfies Record<TaskQueue, QueueSpec>;
+
+/** The activities registered on a queue, as workflows see them. */
+export type QueueActivities<Q extends TaskQueue> = ReturnType<(typeof QUEUE_TABLE)[Q]['activities']>;

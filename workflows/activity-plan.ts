@@ -1,0 +1,21 @@
+// Which activities workflows call on which queue. Pure data: the workflow bundle proxies exactly
+// these (workflows/activity-proxies.ts), and a worker refuses to start when its queue does not
+// register every name listed for it (workers/workers.ts).
+import type { TaskQueue } from '../lib/queues';
+import type { QueueActivities } from '../workers/queues';
+
+type Plan = { [Q in TaskQueue]: readonly (keyof QueueActivities<Q> & string)[] };
+
+export const ACTIVITY_PLAN = {
+  control: ['markProcessing', 'completeJob', 'failJob', 'planJobEvent', 'attemptDelivery', 'recordLostAttempt', 'deliveryTargetActive'],
+  'media-fetch': ['readInfo', 'probeSource', 'downloadSource', 'fetchSource', 'extractComments'],
+  'media-process': ['finalizeDownload', 'processDownload', 'makePreview', 'fingerprintFrame'],
+  'media-speech': ['transcribe', 'translate'],
+} as const satisfies Plan;
+
+export type PlannedActivities<Q extends TaskQueue> = Pick<QueueActivities<Q>, Extract<(typeof ACTIVITY_PLAN)[Q][number], keyof QueueActivities<Q>>>;
+
+/** Names a queue's workers must register but do not; empty when the queue is complete. */
+export function missingActivities(queue: TaskQueue, registered: Record<string, unknown>): string[] {
+  return ACTIVITY_PLAN[queue].filter((name) => typeof registered[name] !== 'function');
+}

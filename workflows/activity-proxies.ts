@@ -1,0 +1,50 @@
+// Activity proxies: one per task queue and timeout profile, each typed by the queue table, so a
+// workflow can only call an activity that is registered on the queue it is sent to.
+import { proxyActivities, type ActivityInterfaceFor, type ActivityOptions } from '@temporalio/workflow';
+import { FAILURE_TYPES } from '../lib/jobs';
+import type { TaskQueue } from '../lib/queues';
+import type { PlannedActivities } from './activity-plan';
+
+const nonRetryableErrorTypes = Object.values(FAILURE_TYPES);
+
+function queueProxy<Q extends TaskQueue>(taskQueue: Q, options: Omit<ActivityOptions, 'taskQueue'>): ActivityInterfaceFor<PlannedActivities<Q>> {
+  return proxyActivities<PlannedActivities<Q>>({ ...options, taskQueue });
+}
+
+/** Long tool runs (yt-dlp, ffmpeg, Whisper): a few retries for transient failures, never for user errors; heartbeats detect a dead worker within a minute. */
+function toolRun(startToCloseTimeout: ActivityOptions['startToCloseTimeout'] = '2 hours'): Omit<ActivityOptions, 'taskQueue'> {
+  return {
+    startToCloseTimeout,
+    heartbeatTimeout: '1 minute',
+    retry: { initialInterval: '5 seconds', backoffCoefficient: 3, maximumInterval: '2 minutes', maximumAttempts: 3, nonRetryableErrorTypes },
+  };
+}
+
+/** Quick, idempotent database work (job state, credits, webhook planning): retry for minutes, a database blip must not lose a job. */
+export const control = queueProxy('control', {
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 30 },
+});
+
+/** One webhook attempt = one activity, never retried by Temporal: retries are the delivery workflow's durable timers. */
+export const webhookAttempt = queueProxy('control', {
+  // the request itself is limited to 10 s; more than this means the worker died mid-attempt
+  startToCloseTimeout: '20 seconds',
+  retry: { maximumAttempts: 1 },
+});
+
+/** Network-bound: yt-dlp fetches and comment extraction. */
+export const mediaFetch = queueProxy('media-fetch', toolRun());
+
+/** Short metadata reads for the synchronous info call. */
+export const mediaInfo = queueProxy('media-fetch', {
+  startToCloseTimeout: '45 seconds',
+  heartbeatTimeout: '20 seconds',
+  retry: { initialInterval: '1 second', maximumAttempts: 2, nonRetryableErrorTypes },
+});
+
+/** CPU-bound ffmpeg and sharp: download finishing and editing, previews, fingerprints. */
+export const mediaProcess = queueProxy('media-process', toolRun());
+
+/** CPU-bound speech (faster-whisper, Apertium); long sources take hours on small models. */
+export const mediaSpeech = queueProxy('media-speech', toolRun('6 hours'));

@@ -1,0 +1,34 @@
+import { ApplicationFailure } from '@temporalio/workflow';
+import { clipProblem } from '../../lib/edit-plan';
+import { FAILURE_TYPES } from '../../lib/jobs';
+import { parseTimeString } from '../../lib/time';
+import { mediaFetch, mediaProcess } from '../activity-proxies';
+import type { OperationRunner } from './types';
+
+/** Download: check limits, fetch the rendition, deliver it in the requested format (clipped and processed if asked). */
+export const runDownload: OperationRunner<'download'> = async ({ jobId, params }) => {
+  const source = await mediaFetch.probeSource(params.url);
+  const clipStart = params.clip_start === null ? null : parseTimeString(params.clip_start);
+  const clipEnd = params.clip_end === null ? null : parseTimeString(params.clip_end);
+  const processing = params.processing ?? [];
+  if (clipStart === null && clipEnd === null && processing.length === 0) {
+    // The plain path: exactly these three activities (recorded histories replay against it).
+    const sourceFile = await mediaFetch.downloadSource({ jobId, url: params.url, quality: params.quality, format: params.format, progressRange: [0, 80] });
+    return mediaProcess.finalizeDownload({ jobId, sourceFile, quality: params.quality, format: params.format, title: source.title, progressRange: [80, 99] });
+  }
+  // A clip past the end is known once the source is probed: fail before downloading anything.
+  const problem = source.duration === null ? null : clipProblem(clipStart, clipEnd, source.duration);
+  if (problem) throw ApplicationFailure.nonRetryable(problem, FAILURE_TYPES.rejected);
+  const sourceFile = await mediaFetch.downloadSource({ jobId, url: params.url, quality: params.quality, format: params.format, progressRange: [0, 50] });
+  return mediaProcess.processDownload({
+    jobId,
+    sourceFile,
+    quality: params.quality,
+    format: params.format,
+    title: source.title,
+    clipStart,
+    clipEnd,
+    processing,
+    progressRange: [50, 99],
+  });
+};
