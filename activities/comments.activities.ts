@@ -3,9 +3,11 @@ import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { CommentsError, countComments, pickProvider, toCommentsFile, type CommentSort, type CommentsProvider } from '../engines/comments/provider';
 import { checkUrlAddress } from '../engines/egress/address-check';
+import type { EgressProxy } from '../engines/egress/egress-proxy';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
+import { throughEgress } from './egress-run';
 import { classifiedFailure } from './failures';
 import { keepAlive, progressReporter } from './heartbeat';
 
@@ -13,6 +15,8 @@ export interface CommentsDeps {
   /** In order of preference; the last one (yt-dlp) handles every URL. */
   providers: CommentsProvider[];
   storage: Storage;
+  /** yt-dlp's requests go through it; the PeerTube provider uses the egress HTTP client. */
+  egress: EgressProxy;
   config: Pick<Config, 'allowPrivateNetwork'>;
 }
 
@@ -29,7 +33,7 @@ export const COMMENTS_FILE_NAME = 'comments.json';
 
 /** Comment extraction for the `media-fetch` queue: picks the provider by URL, writes the comments JSON file. */
 export function createCommentsActivities(deps: CommentsDeps) {
-  const { providers, storage, config } = deps;
+  const { providers, storage, egress, config } = deps;
   return {
     async extractComments(input: ExtractCommentsInput): Promise<JobOutput> {
       const check = await checkUrlAddress(input.url, config.allowPrivateNetwork);
@@ -39,14 +43,15 @@ export function createCommentsActivities(deps: CommentsDeps) {
       const stop = keepAlive();
       try {
         const provider = await pickProvider(providers, input.url, signal);
-        const result = await provider.extract({
+        const result = await throughEgress(egress, (proxyUrl) => provider.extract({
           url: input.url,
+          proxyUrl,
           maxComments: input.maxComments,
           sort: input.sort,
           includeReplies: input.includeReplies,
           signal,
           onProgress: report,
-        });
+        }));
         const file = toCommentsFile(input.url, result);
         const outputFile = storage.outputRelative(input.jobId, COMMENTS_FILE_NAME);
         const abs = storage.filePath(outputFile);

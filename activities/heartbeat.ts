@@ -1,6 +1,14 @@
 import { Context } from '@temporalio/activity';
 import type { ProgressDetails } from '../lib/jobs';
 
+// The last progress an activity reported. Every heartbeat carries it: a heartbeat without details
+// would replace the details Temporal shows, and the job's live progress would fall back to 0.
+const lastProgress = new WeakMap<Context, ProgressDetails>();
+
+function beat(ctx: Context): void {
+  ctx.heartbeat(lastProgress.get(ctx));
+}
+
 /** Maps a 0..1 fraction of this activity onto the job's [from, to] progress band and heartbeats it. */
 export function progressReporter(range: [number, number]): (fraction: number) => void {
   const ctx = Context.current();
@@ -9,13 +17,29 @@ export function progressReporter(range: [number, number]): (fraction: number) =>
     const progress = Math.round(range[0] + (range[1] - range[0]) * Math.max(0, Math.min(1, fraction)));
     if (progress === last) return;
     last = progress;
-    ctx.heartbeat({ progress } satisfies ProgressDetails);
+    lastProgress.set(ctx, { progress });
+    beat(ctx);
   };
 }
 
-/** Heartbeats on a timer so an activity whose tool prints nothing for a while still looks alive. */
+/**
+ * Heartbeats every second while a step runs, so a tool that prints nothing for a while still looks
+ * alive and a cancellation reaches the activity within about a second (the worker's heartbeat
+ * throttle is 1 s too).
+ */
 export function keepAlive(): () => void {
   const ctx = Context.current();
-  const timer = setInterval(() => ctx.heartbeat(), 5000);
+  beat(ctx);
+  const timer = setInterval(() => beat(ctx), 1000);
   return () => clearInterval(timer);
+}
+
+/** Runs a step with keepAlive around it. */
+export async function alive<T>(step: () => Promise<T>): Promise<T> {
+  const stop = keepAlive();
+  try {
+    return await step();
+  } finally {
+    stop();
+  }
 }

@@ -6,8 +6,17 @@ import { FAILURE_TYPES } from '../lib/jobs';
 /** ffprobe of a downloaded file; a file ffprobe cannot read fails the job (not retried). */
 export function probeDownloaded(ffmpeg: FfmpegEngine, file: string): Promise<ProbeResult> {
   return ffmpeg.probe(file).catch((e: Error) => {
-    throw ApplicationFailure.nonRetryable(`The downloaded file is not readable media: ${e.message}`, FAILURE_TYPES.unavailable);
+    throw unreadableMedia(e);
   });
+}
+
+/** Why a downloaded file is refused, as the job's failure (the tool's own words stay in the cause). */
+export function unreadableMedia(e: Error): ApplicationFailure {
+  // the input policy refused a playlist or file list posing as media (it would open other files)
+  if (/not on (the )?(format )?whitelist|allowed_segment_extensions/i.test(e.message)) {
+    return ApplicationFailure.nonRetryable('The source is a playlist or a list of other files posing as a media file; it is not opened', FAILURE_TYPES.rejected, e.message);
+  }
+  return ApplicationFailure.nonRetryable('The downloaded file is not readable audio or video', FAILURE_TYPES.unavailable, e.message);
 }
 
 /** An attached picture (cover art) rather than a video track. */

@@ -2,7 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { downloadDirectMedia, probeDirectMedia } from '../engines/direct-media';
-import { checkUrlAddress } from '../engines/egress/address-check';
+import { checkUrlAddress, EgressRefusedError } from '../engines/egress/address-check';
+import type { EgressProxy } from '../engines/egress/egress-proxy';
 import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import type { Storage } from '../engines/storage';
 import { toVideoInfo } from '../engines/ytdlp/video-info';
@@ -13,7 +14,9 @@ import { ytdlpSelection } from '../lib/download-plan';
 import { FAILURE_TYPES, type SourceSummary } from '../lib/jobs';
 import type { DownloadFormat, Quality } from '../lib/operations';
 import type { VideoInfo } from '../lib/video-info';
+import { asRefusal, refusalFailure, throughEgress } from './egress-run';
 import { classifiedFailure } from './failures';
+import { unreadableMedia } from './media-probe';
 import { keepAlive, progressReporter } from './heartbeat';
 
 export interface SourceDeps {
@@ -21,6 +24,8 @@ export interface SourceDeps {
   /** ffprobe, to measure direct media files that carry no metadata of their own. */
   ffmpeg: FfmpegEngine;
   storage: Storage;
+  /** Every connection yt-dlp and ffmpeg make goes through it (one run per invocation). */
+  egress: EgressProxy;
   config: Pick<Config, 'allowPrivateNetwork' | 'maxSourceDurationSeconds' | 'maxSourceBytes' | 'allowLive'>;
 }
 
@@ -34,7 +39,7 @@ export interface DownloadSourceInput {
 
 /** Reading and fetching sources (yt-dlp, direct media over HTTP) for the `media-fetch` queue. */
 export function createSourceActivities(deps: SourceDeps) {
-  const { ytdlp, ffmpeg, storage, config } = deps;
+  const { ytdlp, ffmpeg, storage, egress, config } = deps;
 
   async function assertSafe(url: string): Promise<void> {
     const check = await checkUrlAddress(url, config.allowPrivateNetwork);
@@ -45,7 +50,8 @@ export function createSourceActivities(deps: SourceDeps) {
     await assertSafe(url);
     const stop = keepAlive();
     try {
-      return await ytdlp.probe(url, Context.current().cancellationSignal);
+      const signal = Context.current().cancellationSignal;
+      return await throughEgress(egress, (proxyUrl) => ytdlp.probe(url, { proxyUrl, signal }));
     } catch (err) {
       throw toFailure(err);
     } finally {
@@ -57,7 +63,7 @@ export function createSourceActivities(deps: SourceDeps) {
   async function measureDirect(info: YtDlpInfo): Promise<YtDlpInfo> {
     const target = info.formats?.length === 1 ? info.formats[0]?.url : info.url;
     if (!info.direct || !target || (info.duration && info.height)) return info;
-    const p = await ffmpeg.probe(target).catch(() => null);
+    const p = await throughEgress(egress, (proxyUrl) => ffmpeg.probe(target, { proxyUrl }).catch(() => null));
     if (!p) return info;
     const v = p.streams.find((s) => s.codec_type === 'video');
     const a = p.streams.find((s) => s.codec_type === 'audio');
@@ -80,8 +86,9 @@ export function createSourceActivities(deps: SourceDeps) {
     const stop = keepAlive();
     const sel = ytdlpSelection(input.quality, input.format);
     try {
-      return await ytdlp.download({
+      return await throughEgress(egress, (proxyUrl) => ytdlp.download({
         url: input.url,
+        proxyUrl,
         outDir: path.join(storage.workDirOf(input.jobId), 'download'),
         format: sel.format,
         sort: sel.sort,
@@ -89,7 +96,7 @@ export function createSourceActivities(deps: SourceDeps) {
         ...extra,
         signal: Context.current().cancellationSignal,
         onProgress: (p) => p.fraction !== null && report(p.fraction),
-      });
+      }));
     } catch (err) {
       throw toFailure(err);
     } finally {
@@ -119,6 +126,7 @@ export function createSourceActivities(deps: SourceDeps) {
         onProgress: progressReporter(input.progressRange),
       });
     } catch (err) {
+      if (err instanceof EgressRefusedError) throw refusalFailure(err);
       const msg = (err as Error).message;
       if (/over the limit|larger than the limit/.test(msg)) throw ApplicationFailure.nonRetryable(msg, FAILURE_TYPES.rejected);
       if (/answered HTTP 4\d\d/.test(msg)) throw ApplicationFailure.nonRetryable(`The source is not available: ${msg}`, FAILURE_TYPES.unavailable);
@@ -126,8 +134,9 @@ export function createSourceActivities(deps: SourceDeps) {
     } finally {
       stop();
     }
-    const probe = await ffmpeg.probe(file).catch(() => null);
-    if (!probe) throw ApplicationFailure.nonRetryable('The source is not readable audio or video', FAILURE_TYPES.unavailable);
+    const probe = await ffmpeg.probe(file).catch((e: Error) => {
+      throw unreadableMedia(e);
+    });
     const duration = probe.format.duration ?? null;
     if (duration !== null && duration > config.maxSourceDurationSeconds) {
       throw ApplicationFailure.nonRetryable(`The source is outside the limits: ${Math.round(duration)} s long, over the maximum of ${config.maxSourceDurationSeconds} s`, FAILURE_TYPES.rejected);
@@ -167,7 +176,9 @@ export function createSourceActivities(deps: SourceDeps) {
      */
     async fetchSource(input: DownloadSourceInput): Promise<{ sourceFile: string; title: string; duration: number | null }> {
       await assertSafe(input.url);
-      const direct = await probeDirectMedia(input.url, config.allowPrivateNetwork);
+      const direct = await probeDirectMedia(input.url, config.allowPrivateNetwork).catch((err: unknown) => {
+        throw asRefusal(err);
+      });
       if (direct) return fetchDirect(input, direct.length);
       const filter = [config.allowLive ? null : '!is_live', `duration <=? ${config.maxSourceDurationSeconds}`].filter(Boolean).join(' & ');
       const file = await ytdlpDownload(input, { matchFilter: filter, writeInfoJson: true });

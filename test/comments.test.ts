@@ -8,6 +8,7 @@ import { CommentsError, type Comment, type CommentsFile, type CommentsProvider }
 import { createYtDlpCommentsProvider } from '../engines/comments/ytdlp-comments';
 import { loadConfig } from '../lib/config';
 import { FAILURE_TYPES } from '../lib/jobs';
+import { testEgress } from './helpers/egress';
 import { Storage } from '../engines/storage';
 import { expectNonRetryable, runActivity } from './helpers/activity-env';
 import { peerTubeExpected, peerTubeOrder, PT_DELETED_ROOTS, PT_THREADS, PT_VIDEOS, startPeerTubeFixture, type PeerTubeFixture } from './helpers/peertube-fixture';
@@ -56,7 +57,7 @@ describe('comments operation: providers and the extractComments activity', funct
 
   /** Runs the extractComments activity and reads back the file it wrote. */
   async function extract(providers: CommentsProvider[], url: string, over: Partial<ExtractCommentsInput> = {}) {
-    const acts = createCommentsActivities({ providers, storage, config: { allowPrivateNetwork: true } });
+    const acts = createCommentsActivities({ providers, storage, egress: await testEgress(), config: { allowPrivateNetwork: true } });
     const jobId = `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`;
     const out = await runActivity(acts.extractComments, { jobId, url, maxComments: 100, sort: 'top', includeReplies: true, progressRange: [0, 99], ...over });
     assert.equal(out.outputFile, path.join(jobId, 'comments.json'));
@@ -189,7 +190,7 @@ describe('comments operation: providers and the extractComments activity', funct
 
     it('its HTTP calls obey the private-address rule', async () => {
       const strict = createPeerTubeProvider({ allowPrivateNetwork: false });
-      await assert.rejects(strict.extract({ url: pt.url(`/w/${PT_VIDEOS.big.shortUUID}`), maxComments: 1, sort: 'top', includeReplies: false }), (err: unknown) => {
+      await assert.rejects(strict.extract({ url: pt.url(`/w/${PT_VIDEOS.big.shortUUID}`), maxComments: 1, sort: 'top', includeReplies: false, proxyUrl: 'http://127.0.0.1:9' }), (err: unknown) => {
         assert.ok(err instanceof CommentsError);
         assert.match(err.message, /private or reserved address/);
         return true;
@@ -202,7 +203,7 @@ describe('comments operation: providers and the extractComments activity', funct
   describe('yt-dlp provider: the real yt-dlp with a test-only plugin extractor', () => {
     let fx: YtcFixture;
     const config = loadConfig({});
-    const provider = createYtDlpCommentsProvider({ binary: config.ytdlpPath, pluginDirs: [YTDLP_PLUGIN_DIR] });
+    const provider = createYtDlpCommentsProvider({ binary: config.ytdlpPath, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, pluginDirs: [YTDLP_PLUGIN_DIR] });
     const lastQuery = () => fx.commentQueries[fx.commentQueries.length - 1]!;
 
     before(async () => {

@@ -12,12 +12,14 @@ import { createFingerprintActivities } from '../activities/fingerprint.activitie
 import { createPreviewActivities } from '../activities/preview.activities';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { hammingDistance, imageHashes, type HashSize, type ImageHashes } from '../engines/image-hash';
+import type { EgressProxy } from '../engines/egress/egress-proxy';
 import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
 import { loadConfig, projectRoot } from '../lib/config';
 import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
 import type { DownloadFormat, PreviewParams, Quality } from '../lib/operations';
 import { Storage } from '../engines/storage';
 import { activityEnv, expectNonRetryable } from './helpers/activity-env';
+import { testEgress } from './helpers/egress';
 import { FIXTURE, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { audioStream, ffprobe, videoStream } from './helpers/media';
 
@@ -80,15 +82,17 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
   let scratch: string;
   let storage: Storage;
   const config = loadConfig({ ALLOW_PRIVATE_NETWORK: '1' });
-  const ytdlp = createYtDlpEngine({ binary: config.ytdlpPath });
+  const ytdlp = createYtDlpEngine({ binary: config.ytdlpPath, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
+  let egress: EgressProxy;
   const ffmpeg = createFfmpegEngine(config);
   const limits: SourceDeps['config'] = { allowPrivateNetwork: true, maxSourceDurationSeconds: 4 * 3600, maxSourceBytes: 4 * 1024 ** 3, allowLive: false };
-  const fetchActs = () => createSourceActivities({ ytdlp, ffmpeg, storage, config: limits });
+  const fetchActs = () => createSourceActivities({ ytdlp, ffmpeg, storage, egress, config: limits });
   const editActs = () => createDownloadActivities({ ffmpeg, storage });
   const previewActs = () => createPreviewActivities({ ffmpeg, storage });
   const fingerprintActs = () => createFingerprintActivities({ ffmpeg, storage });
 
   before(async () => {
+    egress = await testEgress();
     fx = await startFixturePlatform();
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-ops-'));
     scratch = path.join(dataDir, 'scratch');

@@ -6,11 +6,13 @@ import path from 'node:path';
 import { createSourceActivities, type SourceDeps } from '../activities/source.activities';
 import { createDownloadActivities } from '../activities/download.activities';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
+import type { EgressProxy } from '../engines/egress/egress-proxy';
 import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
 import { loadConfig } from '../lib/config';
 import { FAILURE_TYPES } from '../lib/jobs';
 import type { DownloadFormat, Quality } from '../lib/operations';
 import { Storage } from '../engines/storage';
+import { testEgress } from './helpers/egress';
 import { FIXTURE, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { activityEnv, runActivity, expectNonRetryable } from './helpers/activity-env';
 import { audioStream, ffprobe, videoStream } from './helpers/media';
@@ -20,11 +22,13 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
   let dataDir: string;
   let storage: Storage;
   const config = loadConfig({ ALLOW_PRIVATE_NETWORK: '1' });
-  const ytdlp = createYtDlpEngine({ binary: config.ytdlpPath });
+  const ytdlp = createYtDlpEngine({ binary: config.ytdlpPath, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
+  let egress: EgressProxy;
   const ffmpeg = createFfmpegEngine(config);
   const limits: SourceDeps['config'] = { allowPrivateNetwork: true, maxSourceDurationSeconds: 4 * 3600, maxSourceBytes: 4 * 1024 ** 3, allowLive: false };
 
   before(async () => {
+    egress = await testEgress();
     fx = await startFixturePlatform();
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-act-'));
     storage = new Storage(loadConfig({ DATA_DIR: dataDir }));
@@ -34,7 +38,7 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const fetchActs = (over: Partial<SourceDeps['config']> = {}) => createSourceActivities({ ytdlp, ffmpeg, storage, config: { ...limits, ...over } });
+  const fetchActs = (over: Partial<SourceDeps['config']> = {}) => createSourceActivities({ ytdlp, ffmpeg, storage, egress, config: { ...limits, ...over } });
 
   describe('readInfo', () => {
     it('reads page metadata (og:video + JSON-LD) into the Video info object', async () => {

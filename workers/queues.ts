@@ -1,6 +1,5 @@
 // The queue table: every task queue, declared once with its activities and default concurrency.
 // Workers are built from it (workers/workers.ts); workflows proxy activities by the types it gives.
-import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/core';
 import { createCommentsActivities } from '../activities/comments.activities';
 import { createControlActivities } from '../activities/control.activities';
@@ -11,6 +10,7 @@ import { createSourceActivities } from '../activities/source.activities';
 import { createSpeechActivities } from '../activities/speech.activities';
 import { createWebhookActivities } from '../activities/webhook.activities';
 import { createPeerTubeProvider } from '../engines/comments/peertube';
+import type { EgressProxy } from '../engines/egress/egress-proxy';
 import { createYtDlpCommentsProvider } from '../engines/comments/ytdlp-comments';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { createSpeechServices } from '../engines/speech/services';
@@ -25,6 +25,8 @@ export interface QueueDeps {
   storage: Storage;
   /** The database; only queues with needsDatabase get it. */
   orm?: MikroORM;
+  /** The process's egress proxy; only queues with needsEgress get it. */
+  egress?: EgressProxy;
 }
 
 export interface QueueSpec {
@@ -33,6 +35,8 @@ export interface QueueSpec {
   /** The job, info and webhook workflows run on this queue's workers. */
   runsWorkflows: boolean;
   needsDatabase: boolean;
+  /** Tools on this queue fetch users' URLs: they connect only through the egress proxy. */
+  needsEgress: boolean;
   /** Activities run at once per worker unless QUEUE_CONCURRENCY says otherwise. */
   defaultConcurrency: number;
   activities(deps: QueueDeps): Record<string, (...args: never[]) => Promise<unknown>>;
@@ -43,8 +47,9 @@ function database(deps: QueueDeps): MikroORM {
   return deps.orm;
 }
 
-function ffmpegDir(ffmpegPath: string): string | undefined {
-  return ffmpegPath.includes('/') ? path.dirname(ffmpegPath) : undefined;
+function egressOf(deps: QueueDeps): EgressProxy {
+  if (!deps.egress) throw new Error('this queue needs the egress proxy');
+  return deps.egress;
 }
 
 export const QUEUE_TABLE = {
@@ -52,6 +57,7 @@ export const QUEUE_TABLE = {
     description: 'workflows; job state, credits and refunds, webhook deliveries (database, outbound webhook HTTP)',
     runsWorkflows: true,
     needsDatabase: true,
+    needsEgress: false,
     defaultConcurrency: 50,
     activities: (d: QueueDeps) => ({
       ...createControlActivities({ orm: database(d), storage: d.storage, config: d.config }),
@@ -62,15 +68,18 @@ export const QUEUE_TABLE = {
     description: 'network-bound: metadata, downloads and comments (yt-dlp, direct HTTP, PeerTube)',
     runsWorkflows: false,
     needsDatabase: false,
+    needsEgress: true,
     defaultConcurrency: 4,
-    activities: ({ config, storage }: QueueDeps) => {
-      const ytdlp = createYtDlpEngine({ binary: config.ytdlpPath, ffmpegLocation: ffmpegDir(config.ffmpegPath), pluginDirs: config.ytdlpPluginDirs });
+    activities: (deps: QueueDeps) => {
+      const { config, storage } = deps;
+      const egress = egressOf(deps);
+      const tools = { binary: config.ytdlpPath, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, pluginDirs: config.ytdlpPluginDirs };
       // Comments: PeerTube instances over their REST API, everything else through yt-dlp.
-      const providers = [
-        createPeerTubeProvider({ allowPrivateNetwork: config.allowPrivateNetwork }),
-        createYtDlpCommentsProvider({ binary: config.ytdlpPath, pluginDirs: config.ytdlpPluginDirs }),
-      ];
-      return { ...createSourceActivities({ ytdlp, ffmpeg: createFfmpegEngine(config), storage, config }), ...createCommentsActivities({ providers, storage, config }) };
+      const providers = [createPeerTubeProvider({ allowPrivateNetwork: config.allowPrivateNetwork }), createYtDlpCommentsProvider(tools)];
+      return {
+        ...createSourceActivities({ ytdlp: createYtDlpEngine(tools), ffmpeg: createFfmpegEngine(config), storage, egress, config }),
+        ...createCommentsActivities({ providers, storage, egress, config }),
+      };
     },
   },
   'media-process': {
@@ -78,6 +87,7 @@ export const QUEUE_TABLE = {
     description: 'CPU-bound: download finishing and editing, previews, fingerprints (ffmpeg, sharp)',
     runsWorkflows: false,
     needsDatabase: false,
+    needsEgress: false,
     defaultConcurrency: 2,
     activities: ({ config, storage }: QueueDeps) => {
       const ffmpeg = createFfmpegEngine(config);
@@ -89,6 +99,7 @@ export const QUEUE_TABLE = {
     description: 'CPU-bound: speech recognition and translation (faster-whisper, Apertium)',
     runsWorkflows: false,
     needsDatabase: false,
+    needsEgress: false,
     defaultConcurrency: 1,
     activities: ({ config, storage }: QueueDeps) => {
       const { registry, translator } = createSpeechServices(config);

@@ -1,9 +1,11 @@
 import type { MikroORM } from '@mikro-orm/core';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { processEgressProxy, type EgressProxy } from '../engines/egress/egress-proxy';
 import { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import type { TaskQueue } from '../lib/queues';
 import { missingActivities } from '../workflows/activity-plan';
+import { ActivityOutcomeInterceptor } from './activity-outcome.interceptor';
 import { QUEUE_TABLE } from './queues';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | null = null;
@@ -31,9 +33,10 @@ export interface WorkerDeps {
 }
 
 /** The activities of a queue, refused when a name the workflows call on it is not registered. */
-export function queueActivities(queue: TaskQueue, deps: { config: Config; storage: Storage; orm?: MikroORM }): Record<string, unknown> {
+export function queueActivities(queue: TaskQueue, deps: { config: Config; storage: Storage; orm?: MikroORM; egress?: EgressProxy }): Record<string, unknown> {
   const spec = QUEUE_TABLE[queue];
   if (spec.needsDatabase && !deps.orm) throw new Error(`the ${queue} queue needs the database`);
+  if (spec.needsEgress && !deps.egress) throw new Error(`the ${queue} queue needs the egress proxy`);
   const activities = spec.activities(deps);
   const missing = missingActivities(queue, activities);
   if (missing.length) throw new Error(`the ${queue} worker does not register ${missing.join(', ')}, which workflows call on it; refusing to start`);
@@ -44,6 +47,7 @@ export function queueActivities(queue: TaskQueue, deps: { config: Config; storag
 export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Promise<Worker[]> {
   const { config, connection } = deps;
   const storage = new Storage(config);
+  const egress = queues.some((q) => QUEUE_TABLE[q].needsEgress) ? await processEgressProxy({ allowPrivate: config.allowPrivateNetwork }) : undefined;
   const workers: Worker[] = [];
   for (const queue of queues) {
     const spec = QUEUE_TABLE[queue];
@@ -52,8 +56,12 @@ export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Prom
         connection,
         namespace: config.temporalNamespace,
         taskQueue: queue,
-        activities: queueActivities(queue, { config, storage, orm: deps.orm }),
+        activities: queueActivities(queue, { config, storage, orm: deps.orm, egress }),
         maxConcurrentActivityTaskExecutions: config.queueConcurrency[queue] ?? spec.defaultConcurrency,
+        // progress and cancellations travel on heartbeats: let them through every second, not every 48 s
+        maxHeartbeatThrottleInterval: '1 second',
+        defaultHeartbeatThrottleInterval: '1 second',
+        interceptors: { activity: [() => ({ inbound: new ActivityOutcomeInterceptor() })] },
         ...(spec.runsWorkflows ? { workflowBundle: await workflowBundle() } : {}),
       }),
     );

@@ -86,7 +86,7 @@ export function createPeerTubeProvider(opts: PeerTubeOptions): CommentsProvider 
       try {
         res = await egressRequest({ url: target, method: 'GET', headers: { accept: 'application/json' }, timeoutMs, signal, allowPrivate: opts.allowPrivateNetwork });
       } catch (err) {
-        if (err instanceof EgressRefusedError) throw new CommentsError('rejected', `The ${err.message}`);
+        if (err instanceof EgressRefusedError) throw new CommentsError('rejected', err.message);
         if (signal?.aborted) throw new CommentsError('failed', 'comment extraction cancelled');
         throw new CommentsError('failed', `PeerTube request to ${new URL(target).host} failed: ${(err as Error).message}`);
       }

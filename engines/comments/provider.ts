@@ -25,6 +25,8 @@ export interface CommentsRequest {
   maxComments: number;
   sort: CommentSort;
   includeReplies: boolean;
+  /** The egress proxy URL of this run, for providers that run tools (yt-dlp); HTTP providers use the egress client. */
+  proxyUrl: string;
   signal?: AbortSignal;
   /** 0..1 of the extraction, when the provider can tell. */
   onProgress?: (fraction: number) => void;

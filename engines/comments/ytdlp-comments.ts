@@ -1,5 +1,5 @@
 import { runProcess } from '../child-process';
-import { classify, parseSingleVideoJson, YtDlpError, ytdlpBaseArgs } from '../ytdlp/ytdlp.engine';
+import { classify, parseSingleVideoJson, YtDlpError, ytdlpInvocation, type YtDlpEngineOptions } from '../ytdlp/ytdlp.engine';
 import {
   type Comment,
   CommentsError,
@@ -34,12 +34,7 @@ interface YtDlpCommentsInfo {
   comments?: YtDlpComment[] | null;
 }
 
-export interface YtDlpCommentsOptions {
-  binary: string;
-  /** Extra yt-dlp plugin folders (`--plugin-dirs`), e.g. from YTDLP_PLUGIN_DIRS. */
-  pluginDirs?: string[];
-  extraArgs?: string[];
-}
+export type YtDlpCommentsOptions = Pick<YtDlpEngineOptions, 'binary' | 'ffmpegPath' | 'ffprobePath' | 'pluginDirs' | 'extraArgs'>;
 
 /**
  * yt-dlp's extractor arguments for a comments run. yt-dlp's YouTube extractor is the one that honours
@@ -53,13 +48,12 @@ export function commentExtractorArgs(req: Pick<CommentsRequest, 'maxComments' | 
 
 /** Comments through yt-dlp (`--write-comments`, i.e. getcomments): YouTube, SoundCloud, Bilibili, Instagram, … */
 export function createYtDlpCommentsProvider(opts: YtDlpCommentsOptions): CommentsProvider {
-  const common = ytdlpBaseArgs(opts);
+  const invocation = ytdlpInvocation(opts);
   return {
     name: 'yt-dlp',
     handles: () => Promise.resolve(true),
     async extract(req) {
-      const args = [
-        ...common,
+      const own = [
         '--skip-download',
         '--ignore-no-formats-error',
         '--write-comments',
@@ -68,7 +62,7 @@ export function createYtDlpCommentsProvider(opts: YtDlpCommentsOptions): Comment
         '--',
         req.url,
       ];
-      const res = await runProcess(opts.binary, { args, signal: req.signal });
+      const res = await runProcess(opts.binary, { ...invocation(req.proxyUrl, own), signal: req.signal });
       if (req.signal?.aborted) throw new CommentsError('failed', 'comment extraction cancelled');
       if (res.code !== 0) throw fromYtDlp(classify(res.stderr, req.url));
       let info: YtDlpCommentsInfo;

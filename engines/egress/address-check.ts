@@ -14,7 +14,7 @@ export class EgressRefusedError extends Error {
     readonly address: string,
     readonly reason: string,
   ) {
-    super(`the source tried to reach a private or reserved address (${address}), which is not allowed`);
+    super(`The source tried to reach a private or reserved address (${address}), which is not allowed`);
     this.name = 'EgressRefusedError';
   }
 

@@ -1,5 +1,5 @@
-import ffmpeg from 'fluent-ffmpeg';
 import { runProcess } from '../child-process';
+import { guardInputs } from './input-policy';
 
 export interface ProbeStream {
   codec_type?: string;
@@ -21,7 +21,9 @@ export interface ProbeResult {
 }
 
 export interface TranscodeRequest {
+  /** A local file (or, with proxyUrl, an http(s) URL read through the egress proxy). */
   input: string;
+  proxyUrl?: string;
   output: string;
   /** Input options, e.g. ['-ss', '5']. */
   inputOptions?: string[];
@@ -37,8 +39,10 @@ export interface TranscodeRequest {
 
 /** A raw ffmpeg run: inputs, filters and outputs are the caller's; progress comes from `-progress`. */
 export interface FfmpegRunRequest {
-  /** Arguments after the global options, e.g. ['-i', src, '-af', 'loudnorm', '-f', 'null', '-']. */
+  /** Arguments after the global options, e.g. ['-i', src, '-af', 'loudnorm', '-f', 'null', '-']; each input is guarded (input-policy). */
   args: string[];
+  /** The egress proxy URL of this run, needed when an input is an http(s) URL. */
+  proxyUrl?: string;
   /** Expected output duration, for progress; seconds. */
   durationHint?: number | null;
   signal?: AbortSignal;
@@ -48,7 +52,8 @@ export interface FfmpegRunRequest {
 }
 
 export interface FfmpegEngine {
-  probe(file: string): Promise<ProbeResult>;
+  /** ffprobe of a local file, or of a URL through the egress proxy. */
+  probe(input: string, opts?: { proxyUrl?: string; signal?: AbortSignal }): Promise<ProbeResult>;
   transcode(req: TranscodeRequest): Promise<void>;
   /**
    * Runs ffmpeg; resolves with the tail of its log and the last `-progress` block (frame, out_time_us, …).
@@ -57,11 +62,11 @@ export interface FfmpegEngine {
   run(req: FfmpegRunRequest): Promise<{ log: string; progress: Record<string, string> }>;
 }
 
-/** fluent-ffmpeg over the system ffmpeg/ffprobe. */
+/** The system ffmpeg/ffprobe as child processes, every input guarded by the input policy. */
 export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: string }): FfmpegEngine {
   /** `-progress pipe:1` prints key=value blocks on stdout; out_time_us drives onProgress. */
   async function run(req: FfmpegRunRequest): Promise<{ log: string; progress: Record<string, string> }> {
-    const args = ['-hide_banner', '-nostdin', '-nostats', '-progress', 'pipe:1', ...req.args];
+    const args = ['-hide_banner', '-nostdin', '-nostats', '-progress', 'pipe:1', ...guardInputs(req.args, req.proxyUrl)];
     const progress: Record<string, string> = {};
     const res = await runProcess(opts.ffmpegPath, {
       args,
@@ -85,27 +90,24 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
   }
 
   return {
-    probe(file) {
-      return new Promise((resolve, reject) => {
-        const cmd = ffmpeg(file).setFfprobePath(opts.ffprobePath);
-        cmd.ffprobe((err, data) => {
-          if (err) return reject(new Error(`ffprobe could not read the media: ${firstLine(err)}`));
-          resolve({
-            format: {
-              format_name: data.format.format_name,
-              duration: num(data.format.duration),
-              size: num(data.format.size),
-              bit_rate: num(data.format.bit_rate),
-            },
-            streams: data.streams as ProbeStream[],
-          });
-        });
-      });
+    async probe(input, popts = {}) {
+      const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...guardInputs(['-i', input], popts.proxyUrl)];
+      const res = await runProcess(opts.ffprobePath, { args, signal: popts.signal });
+      type Probed = { format?: Record<string, unknown>; streams?: ProbeStream[] };
+      let data: Probed | null = null;
+      try {
+        data = res.code === 0 ? (JSON.parse(res.stdout) as Probed) : null;
+      } catch {
+        data = null;
+      }
+      if (!data?.format) throw new Error(`ffprobe could not read the media: ${res.stderr.trim().split('\n')[0] || `exit code ${String(res.code)}`}`);
+      const f = data.format;
+      return { format: { format_name: f.format_name as string | undefined, duration: num(f.duration), size: num(f.size), bit_rate: num(f.bit_rate) }, streams: data.streams ?? [] };
     },
 
     transcode(req) {
       const args = [...(req.inputOptions ?? []), '-i', req.input, '-y', ...req.outputOptions, ...(req.format ? ['-f', req.format] : []), req.output];
-      return run({ args, durationHint: req.durationHint, signal: req.signal, onProgress: req.onProgress }).then(() => undefined);
+      return run({ args, proxyUrl: req.proxyUrl, durationHint: req.durationHint, signal: req.signal, onProgress: req.onProgress }).then(() => undefined);
     },
 
     run,
@@ -115,8 +117,4 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
 function num(v: unknown): number | undefined {
   const n = Number(v);
   return Number.isFinite(n) ? n : undefined;
-}
-
-function firstLine(err: unknown): string {
-  return String(err instanceof Error ? err.message : err).split('\n')[0] ?? '';
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { runProcess } from '../child-process';
+import { SANDBOX_BIN_DIR, sandboxEnv } from '../ffmpeg/input-policy';
 
 /** The subset of yt-dlp's info dict this service reads. */
 export interface YtDlpFormat {
@@ -63,6 +64,8 @@ export type YtDlpErrorKind = 'unsupported' | 'unavailable' | 'filtered' | 'faile
 
 /** A yt-dlp failure, classified so callers can tell user errors from transient ones. */
 export class YtDlpError extends Error {
+  /** yt-dlp's own error line, for the logs. */
+  raw?: string;
   constructor(
     readonly kind: YtDlpErrorKind,
     message: string,
@@ -92,20 +95,24 @@ export interface DownloadRequest {
   matchFilter?: string;
   /** Also write `source.info.json` beside the file, so one run gives both media and metadata. */
   writeInfoJson?: boolean;
+  /** The egress proxy URL of this run: every request yt-dlp makes goes through it. */
+  proxyUrl: string;
   signal?: AbortSignal;
   onProgress?: (p: DownloadProgress) => void;
 }
 
 export interface YtDlpEngine {
-  /** Extracts metadata for one video (never a playlist). */
-  probe(url: string, signal?: AbortSignal): Promise<YtDlpInfo>;
+  /** Extracts metadata for one video (never a playlist), every request through the egress proxy. */
+  probe(url: string, opts: { proxyUrl: string; signal?: AbortSignal }): Promise<YtDlpInfo>;
   /** Downloads into outDir and returns the path of the final file. */
   download(req: DownloadRequest): Promise<string>;
 }
 
 export interface YtDlpEngineOptions {
   binary: string;
-  ffmpegLocation?: string;
+  /** The real ffmpeg and ffprobe, which yt-dlp runs through the sandbox wrappers (input-policy). */
+  ffmpegPath: string;
+  ffprobePath: string;
   /** Extra yt-dlp plugin folders (`--plugin-dirs`), e.g. from YTDLP_PLUGIN_DIRS. */
   pluginDirs?: string[];
   extraArgs?: string[];
@@ -113,36 +120,47 @@ export interface YtDlpEngineOptions {
 
 const PROGRESS_PREFIX = 'MEDIASVC-PROGRESS ';
 
-/** Arguments of every yt-dlp run: no user config, one video, Node as the JS runtime (YouTube needs one). */
-export function ytdlpBaseArgs(opts: { ffmpegLocation?: string; pluginDirs?: string[]; extraArgs?: string[] }): string[] {
-  return [
+/**
+ * How every yt-dlp run starts: no user config, one video, Node as the JS runtime (YouTube needs one),
+ * HLS and DASH fetched by yt-dlp itself (so each segment and key goes through the proxy), and ffmpeg
+ * only through the sandbox wrappers (local media files only).
+ */
+export function ytdlpInvocation(opts: Pick<YtDlpEngineOptions, 'binary' | 'ffmpegPath' | 'ffprobePath' | 'pluginDirs' | 'extraArgs'>) {
+  const args = [
     '--ignore-config',
     '--no-playlist',
     '--no-warnings',
     '--no-cache-dir',
     '--js-runtimes',
     `node:${process.execPath}`,
-    ...(opts.ffmpegLocation ? ['--ffmpeg-location', opts.ffmpegLocation] : []),
+    '--ffmpeg-location',
+    SANDBOX_BIN_DIR,
+    '--downloader',
+    'm3u8:native',
+    '--downloader',
+    'dash:native',
     ...(opts.pluginDirs ?? []).flatMap((d) => ['--plugin-dirs', d]),
     ...(opts.extraArgs ?? []),
   ];
+  const env = { ...process.env, ...sandboxEnv(opts.ffmpegPath, opts.ffprobePath) };
+  /** The arguments of one run: the common ones, the proxy, then the run's own. */
+  return (proxyUrl: string, own: string[]) => ({ args: [...args, '--proxy', proxyUrl, ...own], env });
 }
 
 /** Runs the pinned yt-dlp as a child process with JSON output. */
 export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
-  const common = ytdlpBaseArgs(opts);
+  const invocation = ytdlpInvocation(opts);
 
   return {
-    async probe(url, signal) {
-      const res = await runProcess(opts.binary, { args: [...common, '--dump-single-json', '--', url], signal });
+    async probe(url, { proxyUrl, signal }) {
+      const res = await runProcess(opts.binary, { ...invocation(proxyUrl, ['--dump-single-json', '--', url]), signal });
       if (res.code !== 0) throw classify(res.stderr, url);
       return parseSingleVideoJson<YtDlpInfo>(res.stdout);
     },
 
     async download(req) {
       await fs.mkdir(req.outDir, { recursive: true });
-      const args = [
-        ...common,
+      const own = [
         '--newline',
         '--progress',
         '--progress-template',
@@ -160,11 +178,12 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
         ...(req.maxFilesize ? ['--max-filesize', String(req.maxFilesize)] : []),
         ...(req.matchFilter ? ['--match-filter', req.matchFilter] : []),
         ...(req.writeInfoJson ? ['--write-info-json'] : []),
+        '--abort-on-unavailable-fragments',
         '--',
         req.url,
       ];
       const res = await runProcess(opts.binary, {
-        args,
+        ...invocation(req.proxyUrl, own),
         signal: req.signal,
         onLine: (line) => {
           if (!line.startsWith(PROGRESS_PREFIX) || !req.onProgress) return;
@@ -205,20 +224,33 @@ export function parseSingleVideoJson<T extends { _type?: string }>(stdout: strin
   return info;
 }
 
-/** Turns yt-dlp's last ERROR line into a classified YtDlpError. */
+const HTTP_REASON: Record<string, string> = { '401': 'login required', '403': 'access denied', '404': 'not found', '410': 'gone', '429': 'too many requests' };
+
+/**
+ * Turns yt-dlp's last ERROR line into a classified YtDlpError whose message is a sentence a user can
+ * act on; yt-dlp's own words (exception reprs, "--verbose" advice) stay in `raw`, for the logs.
+ */
 export function classify(stderr: string, url: string): YtDlpError {
-  const errLine =
+  const raw =
     stderr
       .split('\n')
       .filter((l) => l.startsWith('ERROR:'))
       .pop()
       ?.replace(/^ERROR:\s*/, '')
       .replace(/^\[[^\]]+\]\s*/, '') ?? stderr.trim().split('\n').pop() ?? 'yt-dlp failed';
-  if (/Unsupported URL|no video formats|No media found|not a valid URL|is not a valid URL/i.test(errLine)) {
-    return new YtDlpError('unsupported', `No platform handler supports ${url}: ${errLine}`);
+  // "Unable to download webpage: HTTP Error 404: Not Found (caused by <HTTPError 404: …>)" → its first clause
+  const line = raw.replace(/\s*\(caused by .*$/, '').replace(/;\s*please report this issue.*$/i, '').replace(/\s+/g, ' ').trim();
+  const make = (kind: YtDlpErrorKind, message: string) => Object.assign(new YtDlpError(kind, message), { raw });
+  if (/file:\/\/ URLs are disabled/i.test(line)) return make('filtered', 'The source refers to local files (file:// URLs), which are never read');
+  if (/Unsupported URL|no video formats|No media found|not a valid URL|is not a valid URL/i.test(line)) {
+    return make('unsupported', `No platform handler supports ${url}: it is not a video page, a playlist of one video, or a media file`);
   }
-  if (/HTTP Error 4\d\d|Video unavailable|Private video|removed|not available|does not exist|404/i.test(errLine)) {
-    return new YtDlpError('unavailable', `The source is not available: ${errLine}`);
+  const http = /HTTP Error (\d{3})/.exec(line);
+  if (http && http[1]!.startsWith('4')) return make('unavailable', `The source is not available: the site answered HTTP ${http[1]}${HTTP_REASON[http[1]!] ? ` (${HTTP_REASON[http[1]!]})` : ''}`);
+  if (/Video unavailable|Private video|removed|not available|does not exist/i.test(line)) return make('unavailable', `The source is not available: ${line.replace(/^[^:]*?:\s*/, '')}`);
+  if (/fragment \d+ not found/i.test(line)) return make('unavailable', 'The source is incomplete: part of the stream could not be fetched');
+  if (/ffmpeg exited with code/i.test(line)) {
+    return make('unsupported', 'The stream can only be fetched by handing it to ffmpeg (e.g. SAMPLE-AES encryption or a live stream), which this service does not do');
   }
-  return new YtDlpError('failed', `yt-dlp failed: ${errLine}`);
+  return make('failed', `Reading the source failed: ${line}`);
 }

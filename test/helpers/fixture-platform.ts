@@ -442,8 +442,24 @@ async function sendFile(req: http.IncomingMessage, res: http.ServerResponse, fil
   stream.pipe(res);
 }
 
-export async function startFixturePlatform(opts?: { cacheDir?: string }): Promise<FixturePlatform> {
-  const cacheDir = path.resolve(opts?.cacheDir ?? path.join(os.tmpdir(), 'mediasvc-fixtures-v1'));
+export interface FixturePlatformOptions {
+  cacheDir?: string;
+  /** Address to listen on (default 127.0.0.1) and port (default: any free one). */
+  host?: string;
+  port?: number;
+  /** The base URL pages link to, e.g. http://public.test when a hosts file names the address. */
+  baseUrl?: string;
+  /** Extra routes, tried first; true when the route answered. */
+  extraRoutes?: (req: http.IncomingMessage, res: http.ServerResponse, pathname: string) => boolean;
+}
+
+/** Where the generated media live (for tests that build further fixtures from them). */
+export function fixtureCacheDir(cacheDir?: string): string {
+  return path.resolve(cacheDir ?? path.join(os.tmpdir(), 'mediasvc-fixtures-v1'));
+}
+
+export async function startFixturePlatform(opts?: FixturePlatformOptions): Promise<FixturePlatform> {
+  const cacheDir = fixtureCacheDir(opts?.cacheDir);
   await ensureMedia(cacheDir);
   const master = Buffer.from(await buildMasterPlaylist(cacheDir), 'utf8');
 
@@ -458,6 +474,7 @@ export async function startFixturePlatform(opts?: { cacheDir?: string }): Promis
       pathname = req.url ?? '/';
     }
     hits.set(pathname, (hits.get(pathname) ?? 0) + 1);
+    if (opts?.extraRoutes?.(req, res, pathname)) return;
 
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
@@ -492,13 +509,13 @@ export async function startFixturePlatform(opts?: { cacheDir?: string }): Promis
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(opts?.port ?? 0, opts?.host ?? '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });
   });
   const { port } = server.address() as AddressInfo;
-  baseUrl = `http://127.0.0.1:${port}`;
+  baseUrl = opts?.baseUrl ?? `http://127.0.0.1:${port}`;
 
   let closed: Promise<void> | undefined;
   return {

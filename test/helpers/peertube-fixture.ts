@@ -176,7 +176,7 @@ function toTree(n: Node): PeerTubeThreadTree {
   return { comment: n.c, children: n.children.map(toTree) };
 }
 
-export async function startPeerTubeFixture(): Promise<PeerTubeFixture> {
+export async function startPeerTubeFixture(opts: { host?: string; port?: number; baseUrl?: string } = {}): Promise<PeerTubeFixture> {
   const threads = bigThreads();
   const requests: string[] = [];
   const server = http.createServer((req, res) => {
@@ -231,12 +231,12 @@ export async function startPeerTubeFixture(): Promise<PeerTubeFixture> {
       data: sorted.slice(start, start + count).map((n) => n.c),
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const baseUrl = `http://127.0.0.1:${port}`;
+  const baseUrl = opts.baseUrl ?? `http://127.0.0.1:${port}`;
   return {
     baseUrl,
-    host: `127.0.0.1:${port}`,
+    host: new URL(baseUrl).host,
     url: (p) => baseUrl + p,
     requests,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

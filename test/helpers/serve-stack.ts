@@ -79,7 +79,8 @@ export async function startServeStack(opts: { name: string; plan?: string; env?:
         headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
         body: body ? JSON.stringify(body) : undefined,
       });
-      return { status: res.status, headers: res.headers, body: await res.json() };
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
     },
     credits: async () => Number((await cli(env, 'accounts', 'credits', accountId)).pop()),
     waitJob: (jobId, timeoutMs = 180_000) =>

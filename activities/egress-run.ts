@@ -1,0 +1,38 @@
+import crypto from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/activity';
+import { EgressRefusedError } from '../engines/egress/address-check';
+import type { EgressProxy } from '../engines/egress/egress-proxy';
+import { FAILURE_TYPES } from '../lib/jobs';
+
+/** The job's failure for a refused destination: not retried, refunded, the refusal as its message. */
+export function refusalFailure(err: EgressRefusedError): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(err.message, FAILURE_TYPES.rejected);
+}
+
+/**
+ * Runs one tool invocation under its own egress proxy run. Any refused connection fails it with the
+ * refusal, even if the tool carried on and exited 0 (e.g. skipped a segment, or fell back to
+ * another format): a source that reaches for a private address is not served at all.
+ */
+export async function throughEgress<T>(egress: EgressProxy, run: (proxyUrl: string) => Promise<T>): Promise<T> {
+  const runId = crypto.randomUUID();
+  try {
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+    try {
+      outcome = { ok: true, value: await run(egress.urlFor(runId)) };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    const refused = egress.refusals(runId)[0];
+    if (refused) throw refusalFailure(refused);
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value;
+  } finally {
+    egress.release(runId);
+  }
+}
+
+/** Node-side fetches throw EgressRefusedError themselves: the same failure. */
+export function asRefusal(err: unknown): unknown {
+  return err instanceof EgressRefusedError ? refusalFailure(err) : err;
+}

@@ -1,0 +1,44 @@
+// What ffmpeg may read. Inputs are local media files, or an http(s) URL through the egress proxy;
+// never another protocol (file: from a playlist, concat:, subfile:, rtmp:…). Demuxers are limited
+// to media containers, so a "video" that is really an HLS/DASH playlist or a concat list (which
+// would open further files and URLs) is refused rather than followed.
+import path from 'node:path';
+import { projectRoot } from '../../lib/config';
+
+export const INPUT_FORMATS = [
+  'mov', 'matroska', 'mpegts', 'flv', 'ogg', 'wav', 'w64', 'mp3', 'aac', 'ac3', 'eac3', 'flac', 'aiff', 'caf', 'avi', 'asf', 'mpeg',
+  'mpegvideo', 'm4v', 'h264', 'hevc', 'amr', 'au', 'wv', 'ape', 'tta', 'mxf', 'nut', 'rm', 'dv', 'ivf', 'gif', 'png_pipe', 'jpeg_pipe', 'webp_pipe',
+  // stills (thumbnails, mosaics, frames): image2 expands patterns only from the file name, and every
+  // name the service opens is its own (job id + fixed name)
+  'image2',
+].join(',');
+
+const LOCAL_PROTOCOLS = 'file,pipe';
+const PROXIED_PROTOCOLS = 'http,https,tcp,tls,httpproxy';
+
+/** Input options for one input: local files only, or a URL through the egress proxy. */
+export function inputGuard(input: string, proxyUrl: string | undefined): string[] {
+  if (/^https?:\/\//i.test(input)) {
+    if (!proxyUrl) throw new Error('a URL input needs the egress proxy');
+    return ['-protocol_whitelist', PROXIED_PROTOCOLS, '-http_proxy', proxyUrl, '-format_whitelist', INPUT_FORMATS];
+  }
+  return ['-protocol_whitelist', LOCAL_PROTOCOLS, '-format_whitelist', INPUT_FORMATS];
+}
+
+/** The arguments with each `-i X` preceded by the guard for X. */
+export function guardInputs(args: string[], proxyUrl?: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '-i' && i + 1 < args.length) out.push(...inputGuard(args[i + 1]!, proxyUrl));
+    out.push(args[i]!);
+  }
+  return out;
+}
+
+/** The folder of ffmpeg/ffprobe wrappers that apply the same guard; yt-dlp runs them (--ffmpeg-location). */
+export const SANDBOX_BIN_DIR = path.join(projectRoot, 'engines', 'ffmpeg', 'sandbox');
+
+/** Environment the wrappers read: the real binaries and the allowed formats. */
+export function sandboxEnv(ffmpegPath: string, ffprobePath: string): NodeJS.ProcessEnv {
+  return { MEDIASVC_REAL_FFMPEG: ffmpegPath, MEDIASVC_REAL_FFPROBE: ffprobePath, MEDIASVC_INPUT_FORMATS: INPUT_FORMATS };
+}

@@ -1,0 +1,30 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, ApplicationFailureCategory, CancelledFailure } from '@temporalio/common';
+import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
+import { FAILURE_TYPES } from '../lib/jobs';
+
+const USER_FAILURES: readonly string[] = Object.values(FAILURE_TYPES);
+
+/**
+ * How every activity's outcome is reported to Temporal:
+ * - a step whose tool was killed because the activity was cancelled reports a cancellation (tools
+ *   reject with their own errors when their process is killed), so the workflow can end the job as
+ *   cancelled once the step has really stopped;
+ * - a user's error (an unsupported URL, a refused address, a source past the limits) is BENIGN: the
+ *   job fails with its message, and the worker does not log it as a fault with a stack trace.
+ */
+export class ActivityOutcomeInterceptor implements ActivityInboundCallsInterceptor {
+  async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+    try {
+      return await next(input);
+    } catch (err) {
+      if (Context.current().cancellationSignal.aborted && !(err instanceof CancelledFailure)) {
+        throw new CancelledFailure('the step was cancelled and its tools stopped', [], err instanceof Error ? err : undefined);
+      }
+      if (err instanceof ApplicationFailure && err.type && USER_FAILURES.includes(err.type) && err.category !== ApplicationFailureCategory.BENIGN) {
+        throw ApplicationFailure.create({ message: err.message, type: err.type, nonRetryable: err.nonRetryable ?? undefined, details: err.details as unknown[], category: ApplicationFailureCategory.BENIGN });
+      }
+      throw err;
+    }
+  }
+}
