@@ -9,10 +9,17 @@ function beat(ctx: Context): void {
   ctx.heartbeat(lastProgress.get(ctx));
 }
 
-/** Maps a 0..1 fraction of this activity onto the job's [from, to] progress band and heartbeats it. */
+/**
+ * Maps a 0..1 fraction of this activity onto the job's [from, to] progress band and heartbeats it.
+ * The band's start is reported at once, so a step that has just begun shows where the last one ended.
+ */
 export function progressReporter(range: [number, number]): (fraction: number) => void {
   const ctx = Context.current();
   let last = -1;
+  if (!lastProgress.has(ctx)) {
+    lastProgress.set(ctx, { progress: Math.round(range[0]) });
+    beat(ctx);
+  }
   return (fraction) => {
     const progress = Math.round(range[0] + (range[1] - range[0]) * Math.max(0, Math.min(1, fraction)));
     if (progress === last) return;

@@ -1,7 +1,9 @@
 import type { MikroORM } from '@mikro-orm/core';
 import { Job } from '../db/job.entity';
+import { jobInputOf, pendingJobsSince } from '../db/jobs.repository';
 import { pruneRateLimits } from '../db/rate-limit.repository';
 import type { Storage } from '../engines/storage';
+import type { MediaJobInput } from '../lib/jobs';
 
 export interface SweepResult {
   filesRemoved: number;
@@ -24,13 +26,35 @@ export async function sweep(orm: MikroORM, storage: Storage, now = new Date()): 
   return { filesRemoved: expired.length };
 }
 
-/** Runs sweep() every `everyMs` until the returned stop function is called. */
-export function startJanitor(orm: MikroORM, storage: Storage, everyMs = 5 * 60_000, log: (msg: string) => void = console.warn): () => void {
-  const tick = () => {
-    sweep(orm, storage).catch((err: unknown) => log(`janitor: ${err instanceof Error ? err.message : String(err)}`));
-  };
-  const timer = setInterval(tick, everyMs);
-  timer.unref();
-  tick();
-  return () => clearInterval(timer);
+export interface MaintenanceDeps {
+  orm: MikroORM;
+  storage: Storage;
+  /** Starts a job's workflow if it does not exist yet (idempotent by workflow id); true when it started one. */
+  startJob?: (input: MediaJobInput) => Promise<boolean>;
 }
+
+/** Housekeeping for the `control` queue, run by Temporal Schedules (workers/schedules.ts): one runner however many processes. */
+export function createMaintenanceActivities(deps: MaintenanceDeps) {
+  const { orm, storage } = deps;
+  return {
+    /**
+     * The outbox's safety net: starts the workflow of every job still pending after `olderThanSeconds`
+     * (its API process may have died between the commit and the start). Starting an existing
+     * workflow is a no-op, so a job whose workflow merely has not reached its first step is unharmed.
+     */
+    async startStrandedJobs(input: { olderThanSeconds: number }): Promise<{ checked: number; started: number }> {
+      if (!deps.startJob) throw new Error('startStrandedJobs needs a Temporal client');
+      const jobs = await pendingJobsSince(orm.em.fork(), new Date(Date.now() - input.olderThanSeconds * 1000), 500);
+      let started = 0;
+      for (const job of jobs) if (await deps.startJob(jobInputOf(job))) started++;
+      return { checked: jobs.length, started };
+    },
+
+    /** Removes expired outputs and old rate-limit and idempotency records. */
+    async sweepExpiredOutputs(): Promise<SweepResult> {
+      return sweep(orm, storage);
+    },
+  };
+}
+
+export type MaintenanceActivities = ReturnType<typeof createMaintenanceActivities>;

@@ -6,6 +6,7 @@ import type { Storage } from '../engines/storage';
 import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
 import type { PreviewParams } from '../lib/operations';
 import { parseTimeString } from '../lib/time';
+import { alive } from './heartbeat';
 import { durationOf, roundMs } from './media-probe';
 import { pastEnd, runFfmpegStep, videoSource } from './video-source';
 
@@ -28,7 +29,7 @@ export function createPreviewActivities(deps: PreviewDeps) {
 
   /** Frames in a file, counted by decoding it. */
   async function countFrames(file: string): Promise<number> {
-    const { progress } = await ffmpeg.run({ args: ['-i', file, '-map', '0:v:0', '-f', 'null', '-'], signal: Context.current().cancellationSignal });
+    const { progress } = await alive(() => ffmpeg.run({ args: ['-i', file, '-map', '0:v:0', '-f', 'null', '-'], signal: Context.current().cancellationSignal }));
     return Number(progress.frame ?? 0);
   }
 

@@ -17,7 +17,7 @@ import type { VideoInfo } from '../lib/video-info';
 import { asRefusal, refusalFailure, throughEgress } from './egress-run';
 import { classifiedFailure } from './failures';
 import { unreadableMedia } from './media-probe';
-import { keepAlive, progressReporter } from './heartbeat';
+import { alive, keepAlive, progressReporter } from './heartbeat';
 
 export interface SourceDeps {
   ytdlp: YtDlpEngine;
@@ -63,7 +63,8 @@ export function createSourceActivities(deps: SourceDeps) {
   async function measureDirect(info: YtDlpInfo): Promise<YtDlpInfo> {
     const target = info.formats?.length === 1 ? info.formats[0]?.url : info.url;
     if (!info.direct || !target || (info.duration && info.height)) return info;
-    const p = await throughEgress(egress, (proxyUrl) => ffmpeg.probe(target, { proxyUrl }).catch(() => null));
+    const signal = Context.current().cancellationSignal;
+    const p = await alive(() => throughEgress(egress, (proxyUrl) => ffmpeg.probe(target, { proxyUrl, signal }).catch(() => null)));
     if (!p) return info;
     const v = p.streams.find((s) => s.codec_type === 'video');
     const a = p.streams.find((s) => s.codec_type === 'audio');

@@ -12,7 +12,7 @@ import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
 import type { SpeechOutputFormat, TranscribeParams, TranslateParams } from '../lib/operations';
-import { keepAlive, progressReporter } from './heartbeat';
+import { alive, keepAlive, progressReporter } from './heartbeat';
 import { probeDownloaded } from './media-probe';
 
 export interface SpeechDeps {
@@ -22,6 +22,29 @@ export interface SpeechDeps {
   translator: TranslationEngine;
   storage: Storage;
   config: Pick<Config, 'dataDir'>;
+}
+
+/** What is to be recognised: a transcription, or the first half of a translation. */
+export type SpeechRequest = { kind: 'transcribe'; params: TranscribeParams } | { kind: 'translate'; params: TranslateParams };
+
+export interface RecognizeInput {
+  jobId: string;
+  /** Downloaded source, relative to the job's work folder. */
+  sourceFile: string;
+  request: SpeechRequest;
+  progressRange: [number, number];
+}
+
+/** A finished recognition: Whisper's result in the job's work folder, and what it cost. */
+export interface Recognition {
+  /** Whisper's result JSON, relative to the job's work folder. */
+  resultFile: string;
+  /** The model that ran (e.g. "tiny.en"). */
+  model: string;
+  /** Seconds of WAV extraction, model load and decoding. */
+  seconds: number;
+  /** Seconds of audio. */
+  duration: number;
 }
 
 export interface SpeechInput<P> {
@@ -45,12 +68,14 @@ export function createSpeechActivities(deps: SpeechDeps) {
     }
     const wav = path.join(storage.workDirOf(jobId), 'speech', 'audio.wav');
     await fs.mkdir(path.dirname(wav), { recursive: true });
-    await ffmpeg.transcode({
-      input: src,
-      output: wav,
-      outputOptions: ['-map', '0:a:0', '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le'],
-      signal: Context.current().cancellationSignal,
-    });
+    await alive(() =>
+      ffmpeg.transcode({
+        input: src,
+        output: wav,
+        outputOptions: ['-map', '0:a:0', '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le'],
+        signal: Context.current().cancellationSignal,
+      }),
+    );
     return wav;
   }
 
@@ -103,17 +128,59 @@ export function createSpeechActivities(deps: SpeechDeps) {
     return relative;
   }
 
-  return {
-    /** Speech → text with timestamps (JSON with words, SRT or VTT). */
-    async transcribe(input: SpeechInput<TranscribeParams>): Promise<JobOutput> {
+  /** What recognition needs for a request: the model, Whisper's passes, and languages whose English pass can be skipped. */
+  function recognitionPlan(request: SpeechRequest) {
+    if (request.kind === 'transcribe') {
+      const p = request.params;
+      return { choice: choose(p.model_size, p.language), language: p.language, tasks: ['transcribe'] as ('transcribe' | 'translate')[], words: p.word_timestamps && p.output_format === 'json', skip: [] as string[] };
+    }
+    const p = request.params;
+    const target = p.target_language;
+    const pairs = translator.pairs();
+    const known = p.source_language ? planSpeechTranslation(pairs, p.source_language, target) : null;
+    if (p.source_language && !known) throw noPath(p.source_language, target, pairs.length ? targetsFromAnySpeech(pairs) : ['en']);
+    // Whisper's speech translation (→ English) runs in the same model load when it may be needed;
+    // it is skipped for languages that need none (the target itself, or a text route exists).
+    const needsWhisperEnglish = (lang: string) => {
+      const plan = planSpeechTranslation(pairs, lang, target);
+      return plan?.kind === 'whisper' || plan?.kind === 'whisper+text';
+    };
+    const mayNeedWhisper = known ? needsWhisperEnglish(p.source_language!) : true;
+    const choice = choose(p.model_size, p.source_language);
+    return {
+      choice,
+      language: p.source_language,
+      tasks: (mayNeedWhisper && !choice.englishOnly ? ['transcribe', 'translate'] : ['transcribe']) as ('transcribe' | 'translate')[],
+      words: false,
+      skip: known ? [] : ['en', target, ...new Set(pairs.map((q) => q.from).filter((l) => !needsWhisperEnglish(l)))],
+    };
+  }
+
+  async function readRecognition(jobId: string, recognition: Recognition): Promise<WhisperResult> {
+    return JSON.parse(await fs.readFile(path.join(storage.workDirOf(jobId), recognition.resultFile), 'utf8')) as WhisperResult;
+  }
+
+  const steps = {
+    /**
+     * Speech → timed text: the source's audio as 16 kHz WAV, then faster-whisper. The result stays in
+     * the job's work folder, so a retry of the step after it (writing, translating) does not redo it.
+     */
+    async recognizeSpeech(input: RecognizeInput): Promise<Recognition> {
       const started = performance.now();
-      const p = input.params;
-      const choice = choose(p.model_size, p.language);
+      const plan = recognitionPlan(input.request);
       const report = progressReporter(input.progressRange);
       const wav = await extractAudio(input.jobId, input.sourceFile);
       report(0.03);
+      const result = await recognise(input.jobId, wav, plan.choice, { language: plan.language, tasks: plan.tasks, words: plan.words, skip: plan.skip, report: (f) => report(0.03 + 0.97 * f) });
+      return { resultFile: path.relative(storage.workDirOf(input.jobId), path.join(path.dirname(wav), 'whisper.json')), model: plan.choice.name, seconds: (performance.now() - started) / 1000, duration: result.duration };
+    },
+
+    /** The transcript file (JSON with words, SRT or VTT) and result_data, from the recognition. */
+    async writeTranscript(input: { jobId: string; params: TranscribeParams; recognition: Recognition }): Promise<JobOutput> {
+      const started = performance.now();
+      const p = input.params;
+      const result = await readRecognition(input.jobId, input.recognition);
       const words = p.word_timestamps && p.output_format === 'json';
-      const result = await recognise(input.jobId, wav, choice, { language: p.language, tasks: ['transcribe'], words, report: (f) => report(0.03 + 0.95 * f) });
       const segments = result.passes.transcribe?.segments ?? [];
       const text = joinText(segments.map((s) => s.text));
       const json = {
@@ -122,7 +189,7 @@ export function createSpeechActivities(deps: SpeechDeps) {
         segments: segments.map((s) => ({ start: s.start, end: s.end, text: s.text, ...(words ? { words: s.words ?? [] } : {}) })),
       };
       const outputFile = await writeOutput(input.jobId, p.output_format, json, segments);
-      const seconds = (performance.now() - started) / 1000;
+      const seconds = input.recognition.seconds + (performance.now() - started) / 1000;
       return {
         outputFile,
         resultData: {
@@ -135,43 +202,25 @@ export function createSpeechActivities(deps: SpeechDeps) {
           language_candidates: result.language_candidates,
           realtime_factor: round2(result.duration / seconds),
           processing_seconds: round2(seconds),
-          model: choice.name,
+          model: input.recognition.model,
         },
       };
     },
 
-    /** Speech → text in another language, segments aligned one to one with the transcription. */
-    async translate(input: SpeechInput<TranslateParams>): Promise<JobOutput> {
+    /** Text translation of the recognised segments (Whisper's English and/or Apertium), aligned one to one, and the file. */
+    async translateTranscript(input: { jobId: string; params: TranslateParams; recognition: Recognition; progressRange: [number, number] }): Promise<JobOutput> {
       const started = performance.now();
       const p = input.params;
       const target = p.target_language;
       const pairs = translator.pairs();
-      const known = p.source_language ? planSpeechTranslation(pairs, p.source_language, target) : null;
-      if (p.source_language && !known) throw noPath(p.source_language, target, pairs.length ? targetsFromAnySpeech(pairs) : ['en']);
-      // Whisper's speech translation (→ English) runs in the same model load when it may be needed;
-      // it is skipped for languages that need none (the target itself, or a text route exists).
-      const needsWhisperEnglish = (lang: string) => {
-        const plan = planSpeechTranslation(pairs, lang, target);
-        return plan?.kind === 'whisper' || plan?.kind === 'whisper+text';
-      };
-      const mayNeedWhisper = known ? needsWhisperEnglish(p.source_language!) : true;
-      const choice = choose(p.model_size, p.source_language);
-      const report = progressReporter(input.progressRange);
-      const wav = await extractAudio(input.jobId, input.sourceFile);
-      report(0.03);
-      const skip = known ? [] : ['en', target, ...new Set(pairs.map((q) => q.from).filter((l) => !needsWhisperEnglish(l)))];
-      const result = await recognise(input.jobId, wav, choice, {
-        language: p.source_language,
-        tasks: mayNeedWhisper && !choice.englishOnly ? ['transcribe', 'translate'] : ['transcribe'],
-        words: false,
-        skip,
-        report: (f) => report(0.03 + 0.9 * f),
-      });
+      const result = await readRecognition(input.jobId, input.recognition);
       const source = result.language;
-      const plan = known ?? planSpeechTranslation(pairs, source, target);
+      const plan = planSpeechTranslation(pairs, p.source_language ?? source, target);
       if (!plan) throw noPath(source, target, targetsFromAnySpeech(pairs));
       const segments = result.passes.transcribe?.segments ?? [];
       const originals = segments.map((s) => s.text);
+      const signal = Context.current().cancellationSignal;
+      const report = progressReporter(input.progressRange);
       let texts: string[];
       let engine: string;
       let route: string[];
@@ -180,22 +229,22 @@ export function createSpeechActivities(deps: SpeechDeps) {
         engine = 'none';
         route = [source];
       } else if (plan.kind === 'text') {
-        texts = await translateRoute(translator, originals, plan.route, Context.current().cancellationSignal);
+        texts = await alive(() => translateRoute(translator, originals, plan.route, signal));
         engine = translator.name;
         route = plan.route;
       } else {
         const english = alignByTime(segments, result.passes.translate?.segments ?? []);
-        texts = plan.kind === 'whisper' ? english : await translateRoute(translator, english, plan.route, Context.current().cancellationSignal);
+        texts = plan.kind === 'whisper' ? english : await alive(() => translateRoute(translator, english, plan.route, signal));
         engine = plan.kind === 'whisper' ? 'whisper' : `whisper+${translator.name}`;
         route = plan.kind === 'whisper' ? [source, 'en'] : [source, ...plan.route];
       }
-      report(0.98);
+      report(1);
       const aligned = segments.map((s, i) => ({ start: s.start, end: s.end, original: s.text, text: texts[i] ?? '' }));
       const originalText = joinText(originals);
       const translatedText = joinText(texts);
       const json = { source_language: source, target_language: target, original_text: originalText, translated_text: translatedText, segments: aligned };
       const outputFile = await writeOutput(input.jobId, p.output_format, json, aligned);
-      const seconds = (performance.now() - started) / 1000;
+      const seconds = input.recognition.seconds + (performance.now() - started) / 1000;
       return {
         outputFile,
         resultData: {
@@ -203,18 +252,36 @@ export function createSpeechActivities(deps: SpeechDeps) {
           target_language: target,
           original_text: originalText,
           translated_text: translatedText,
-          segment_count: aligned.length,
+          segment_count: segments.length,
           output_format: p.output_format,
-          duration: result.duration,
           language_probability: result.language_probability,
           language_candidates: result.language_candidates,
           translation_engine: engine,
           translation_route: route,
           realtime_factor: round2(result.duration / seconds),
           processing_seconds: round2(seconds),
-          model: choice.name,
+          model: input.recognition.model,
         },
       };
+    },
+  };
+
+  return {
+    ...steps,
+
+    /** Speech → text in one step; workflows started before speech-steps-v1 still call it. */
+    async transcribe(input: SpeechInput<TranscribeParams>): Promise<JobOutput> {
+      const [from, to] = input.progressRange;
+      const recognition = await steps.recognizeSpeech({ jobId: input.jobId, sourceFile: input.sourceFile, request: { kind: 'transcribe', params: input.params }, progressRange: [from, to] });
+      return steps.writeTranscript({ jobId: input.jobId, params: input.params, recognition });
+    },
+
+    /** Speech → text in another language in one step; workflows started before speech-steps-v1 still call it. */
+    async translate(input: SpeechInput<TranslateParams>): Promise<JobOutput> {
+      const [from, to] = input.progressRange;
+      const mid = from + (to - from) * 0.93;
+      const recognition = await steps.recognizeSpeech({ jobId: input.jobId, sourceFile: input.sourceFile, request: { kind: 'translate', params: input.params }, progressRange: [from, mid] });
+      return steps.translateTranscript({ jobId: input.jobId, params: input.params, recognition, progressRange: [mid, to] });
     },
   };
 }

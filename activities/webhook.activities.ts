@@ -63,6 +63,8 @@ export function createWebhookActivities(deps: WebhookDeps) {
           credits_charged: job.creditsCharged,
           created_at: job.createdAt.toISOString(),
           completed_at: job.completedAt?.toISOString() ?? null,
+          // beyond the contract (decisions.md): why the job failed, without polling it
+          ...(job.status === 'failed' ? { error_message: job.errorMessage } : {}),
         },
       });
       const endpoints = await subscribedEndpoints(em, job.accountId, input.event);

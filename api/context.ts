@@ -7,6 +7,7 @@ import type { SpeechServices } from '../engines/speech/services';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import type { FileLinks } from '../lib/file-links';
+import type { JobDispatcher } from './services/job-dispatcher';
 import type { Orchestrator } from './services/orchestrator';
 
 /** Everything the HTTP layer depends on; built once per process. */
@@ -14,6 +15,8 @@ export interface ApiDeps {
   orm: MikroORM;
   config: Config;
   orchestrator: Orchestrator;
+  /** Starts the workflows of committed jobs (the outbox's sender). */
+  dispatcher: JobDispatcher;
   links: FileLinks;
   storage: Storage;
   /** Installed Whisper models and translation pairs (checks at creation, GET /v1/languages). */

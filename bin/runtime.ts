@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/core';
 import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
 import { createApp } from '../api/app';
-import { startJanitor } from '../activities/maintenance.activities';
+import { JobDispatcher } from '../api/services/job-dispatcher';
 import { openOrm } from '../db/orm';
 import { serverSecret } from '../db/secrets.repository';
 import { createSpeechServices } from '../engines/speech/services';
@@ -13,6 +13,7 @@ import type { Config } from '../lib/config';
 import { FileLinks } from '../lib/file-links';
 import type { TaskQueue } from '../lib/queues';
 import { connectTemporal, createTemporalOrchestrator } from '../workers/temporal-client';
+import { ensureSchedules } from '../workers/schedules';
 import { startDevServer, type DevServer } from '../workers/temporal-dev-server';
 import { createWorkers, runWorkers } from '../workers/workers';
 
@@ -47,10 +48,13 @@ export async function temporalAddress(config: Config): Promise<{ address: string
 export async function startApi(config: Config, orm: MikroORM, address: string): Promise<{ server: http.Server; close(): Promise<void> }> {
   const client = await connectTemporal(address, config.temporalNamespace);
   const secret = await serverSecret(orm.em.fork(), 'file-links');
+  const orchestrator = createTemporalOrchestrator(client, config);
+  const dispatcher = new JobDispatcher(orchestrator, { log: (msg, err) => console.warn(`${msg}: ${err instanceof Error ? err.message : String(err)}`) });
   const app = createApp({
     orm,
     config,
-    orchestrator: createTemporalOrchestrator(client, config),
+    orchestrator,
+    dispatcher,
     links: new FileLinks(secret, config.publicBaseUrl),
     storage: new Storage(config),
     speech: createSpeechServices(config),
@@ -65,23 +69,28 @@ export async function startApi(config: Config, orm: MikroORM, address: string): 
     close: async () => {
       await new Promise<void>((r) => server.close(() => r()));
       server.closeAllConnections();
+      await dispatcher.drained();
       await client.connection.close();
     },
   };
 }
 
-/** Starts workers for the given queues against a Temporal address. */
+/** Starts workers for the given queues against a Temporal address; the control side also owns the schedules. */
 export async function startWorkers(config: Config, queues: TaskQueue[], address: string, orm?: MikroORM): Promise<Running> {
   quietTemporalRuntime(config.logLevel);
   const connection = await NativeConnection.connect({ address });
-  const workers = await createWorkers(queues, { config, connection, orm });
-  // The control side owns storage: it also removes expired outputs.
-  const stopJanitor = orm && queues.includes('control') ? startJanitor(orm, new Storage(config)) : () => undefined;
-  const done = runWorkers(workers).finally(() => connection.close());
+  const control = queues.includes('control');
+  const client = control ? await connectTemporal(address, config.temporalNamespace) : null;
+  const orchestrator = client ? createTemporalOrchestrator(client, config) : null;
+  const workers = await createWorkers(queues, { config, connection, orm, startJob: orchestrator ? (input) => orchestrator.startJob(input) : undefined });
+  const done = runWorkers(workers).finally(async () => {
+    await connection.close();
+    await client?.connection.close();
+  });
+  if (client) await ensureSchedules(client, config);
   return {
     done,
     stop: async () => {
-      stopJanitor();
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await done;
     },

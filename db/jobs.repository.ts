@@ -1,7 +1,7 @@
 // Queries and state changes of job rows. Every state change a job can make outside its workflow's
 // happy path (failure with refund) lives here once.
 import type { EntityManager, FilterQuery } from '@mikro-orm/core';
-import type { JobStatus, JobType } from '../lib/jobs';
+import type { JobStatus, JobType, MediaJobInput } from '../lib/jobs';
 import { refundJob } from './credits.repository';
 import { Job } from './job.entity';
 
@@ -43,4 +43,14 @@ export async function failJobWithRefund(em: EntityManager, jobId: string, errorM
     const refunded = await refundJob(tx, job.accountId, job.id, job.creditsCharged);
     return { found: true, job, status: 'failed', refunded } as const;
   });
+}
+
+/** The workflow input of a job, rebuilt from its row (for a workflow that may never have started). */
+export function jobInputOf(job: Job): MediaJobInput {
+  return { jobId: job.id, jobType: job.jobType, sourceUrl: job.sourceUrl, params: job.parameters, accountId: job.accountId } as MediaJobInput;
+}
+
+/** Jobs still pending since before `createdBefore`, oldest first: their workflow may never have been started. */
+export function pendingJobsSince(em: EntityManager, createdBefore: Date, limit: number): Promise<Job[]> {
+  return em.find(Job, { status: 'pending', createdAt: { $lt: createdBefore } }, { orderBy: { createdAt: 'asc' }, limit });
 }

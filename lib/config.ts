@@ -41,6 +41,8 @@ const EnvSchema = z.object({
   APERTIUM_PATH: z.string().default('apertium'),
   APERTIUM_MODES_DIR: z.string().default('/usr/share/apertium/modes'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(15),
+  RECONCILE_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
   QUEUE_CONCURRENCY: z
     .string()
     .default('')
@@ -89,6 +91,9 @@ export type Config = {
   /** Take the client IP from X-Forwarded-For (behind a reverse proxy). */
   trustProxy: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** How often the reconciler looks for jobs whose workflow was never started, and how old they must be. */
+  reconcileIntervalSeconds: number;
+  reconcileAfterSeconds: number;
   /** Activities run at once per worker, by queue (QUEUE_CONCURRENCY); the queue table has the defaults. */
   queueConcurrency: Partial<Record<TaskQueue, number>>;
   /** Python of the virtualenv that has faster-whisper (its site-packages are searched for models). */
@@ -142,6 +147,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000,
     logLevel: e.LOG_LEVEL,
     queueConcurrency: e.QUEUE_CONCURRENCY,
+    reconcileIntervalSeconds: e.RECONCILE_INTERVAL_SECONDS,
+    reconcileAfterSeconds: e.RECONCILE_AFTER_SECONDS,
     whisperPython: e.WHISPER_PYTHON ?? path.join(projectRoot, '.venv/bin/python'),
     whisperModelDirs: (e.WHISPER_MODEL_DIRS ?? '').split(path.delimiter).filter(Boolean).map((d) => path.resolve(d)),
     whisperAutoDownload: e.WHISPER_AUTO_DOWNLOAD,

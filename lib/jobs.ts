@@ -33,6 +33,9 @@ export interface ProgressDetails {
   progress: number;
 }
 
+/** The error_message of a job whose workflow was cancelled, by the client or an operator (decisions.md). */
+export const CANCELLED_MESSAGE = 'cancelled by the client';
+
 /** Failure types activities raise as non-retryable ApplicationFailures; their messages are the job's error_message. */
 export const FAILURE_TYPES = {
   unsupported: 'UnsupportedUrl',

@@ -8,6 +8,7 @@ import { refundJob } from '../db/credits.repository';
 import { InfoError } from '../api/services/orchestrator';
 import type { DownloadParams } from '../lib/operations';
 import type { VideoInfo } from '../lib/video-info';
+import { createMaintenanceActivities } from '../activities/maintenance.activities';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';
 
 const SOURCE = 'http://127.0.0.1:9/video.mp4';
@@ -219,20 +220,32 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         assert.equal(await h.balance(a.accountId), 1000);
       });
 
-      it('503 and a refund when the job engine cannot start the workflow', async () => {
+      it('an accepted job survives the job engine being down: 202, charged, pending, then started by the reconciler', async () => {
         const a = await h.newAccount();
         h.orchestrator.failStart = new Error('connection refused');
+        let jobId: string;
         try {
           const res = await h.request('POST', '/v1/download', { key: a.key, body: { url: SOURCE } });
-          assert.equal(res.status, 503);
-          assert.match(res.body.detail, /refunded/);
+          assert.equal(res.status, 202, res.text);
+          jobId = res.body.job_id as string;
         } finally {
           h.orchestrator.failStart = null;
         }
-        assert.equal(await h.balance(a.accountId), 1000);
-        const list = await h.request('GET', '/v1/jobs', { key: a.key });
-        assert.equal(list.body.items[0].status, 'failed');
-        assert.ok(list.body.items[0].error_message);
+        assert.equal(await h.balance(a.accountId), 999, 'the charge stands: the job is accepted, not lost');
+        assert.equal((await h.request('GET', `/v1/jobs/${jobId}`, { key: a.key })).body.status, 'pending');
+        assert.ok(!h.orchestrator.started.some((j) => j.jobId === jobId));
+        // the reconciler (a Temporal Schedule in production) starts every job still pending
+        const maintenance = createMaintenanceActivities({ orm: h.orm, storage: h.storage, startJob: (input) => h.orchestrator.startJob(input) });
+        const first = await maintenance.startStrandedJobs({ olderThanSeconds: 0 });
+        assert.ok(first.started >= 1, JSON.stringify(first));
+        const started = h.orchestrator.started.find((j) => j.jobId === jobId);
+        assert.ok(started, 'started from the row alone');
+        assert.equal(started.jobType, 'download');
+        assert.equal(started.accountId, a.accountId);
+        assert.equal(started.params.url, SOURCE);
+        // starting is idempotent: a second pass starts nothing new for it
+        await maintenance.startStrandedJobs({ olderThanSeconds: 0 });
+        assert.equal(h.orchestrator.started.filter((j) => j.jobId === jobId).length, 1);
       });
 
       it("never shows another account's job", async () => {

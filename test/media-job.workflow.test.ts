@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { WorkflowFailedError } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import type { ControlActivities } from '../activities/control.activities';
 import type { WebhookActivities } from '../activities/webhook.activities';
@@ -87,11 +89,18 @@ describe('mediaJobWorkflow (time-skipping)', function () {
     await env?.teardown();
   });
 
-  async function run(m: ReturnType<typeof mocks>): Promise<{ result: JobEnd; input: MediaJobInput }> {
+  /** Runs a job; a failed job's workflow ends Failed with the job's error_message (visible as such in the Temporal UI). */
+  async function run(m: ReturnType<typeof mocks>): Promise<{ result: JobEnd | null; input: MediaJobInput; workflowFailure: string | null }> {
     current = m;
     const input = newInput();
     const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: 'control', workflowId: `job-${input.jobId}`, args: [input], ...DRIVEN_WORKFLOW_OPTIONS });
-    return { result: await driveToCompletion(env, handle), input };
+    try {
+      return { result: await driveToCompletion(env, handle), input, workflowFailure: null };
+    } catch (err) {
+      if (!(err instanceof WorkflowFailedError)) throw err;
+      assert.equal((await handle.describe()).status.name, 'FAILED');
+      return { result: null, input, workflowFailure: err.cause?.message ?? '' };
+    }
   }
 
   it('marks processing, downloads, finalizes and completes', async () => {
@@ -117,8 +126,8 @@ describe('mediaJobWorkflow (time-skipping)', function () {
         },
       },
     });
-    const { result } = await run(m);
-    assert.equal(result.status, 'failed');
+    const { workflowFailure } = await run(m);
+    assert.equal(workflowFailure, 'The source is not available: HTTP Error 404: Not Found');
     assert.equal(m.calls.filter((c) => c.name === 'downloadSource').length, 1);
     const fails = m.calls.filter((c) => c.name === 'failJob');
     assert.equal(fails.length, 1);
@@ -137,7 +146,7 @@ describe('mediaJobWorkflow (time-skipping)', function () {
       },
     });
     const { result } = await run(m);
-    assert.equal(result.status, 'completed');
+    assert.equal(result?.status, 'completed');
     assert.equal(attempts, 3);
     assert.equal(m.calls.filter((c) => c.name === 'failJob').length, 0);
   });
@@ -150,11 +159,52 @@ describe('mediaJobWorkflow (time-skipping)', function () {
         },
       },
     });
-    const { result } = await run(m);
-    assert.equal(result.status, 'failed');
+    const { workflowFailure } = await run(m);
+    assert.equal(workflowFailure, 'Processing failed: ffmpeg failed: Conversion failed!');
     assert.equal(m.calls.filter((c) => c.name === 'finalizeDownload').length, 3);
     const msg = (m.calls.find((c) => c.name === 'failJob')!.args[0] as { errorMessage: string }).errorMessage;
     assert.equal(msg, 'Processing failed: ffmpeg failed: Conversion failed!');
+  });
+
+  it('a cancellation stops the running step first, then fails the job with "cancelled by the client", refunds it and sends job.failed', async () => {
+    let stepStopped = false;
+    let stepStarted!: () => void;
+    const started = new Promise<void>((r) => (stepStarted = r));
+    const m = mocks({
+      fetch: {
+        // a long download that heartbeats and honours cancellation, as the real ones do
+        downloadSource: async () => {
+          const ctx = Context.current();
+          stepStarted();
+          while (!ctx.cancellationSignal.aborted) {
+            ctx.heartbeat();
+            await new Promise((r) => setTimeout(r, 100));
+          }
+          await new Promise((r) => setTimeout(r, 300)); // killing its tools takes a moment
+          stepStopped = true;
+          throw new CancelledFailure('cancelled');
+        },
+      },
+      control: {
+        failJob: async (i) => {
+          assert.ok(stepStopped, 'the job is failed (and its files removed) only after the step has stopped');
+          return { jobId: i.jobId, status: 'failed' };
+        },
+        planJobEvent: async (i) => ({ accountId: 'a', body: JSON.stringify(i), targets: [], scheduleMs: [0] }),
+      },
+    });
+    current = m;
+    const input = newInput();
+    const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: 'control', workflowId: `job-${input.jobId}`, args: [input], ...DRIVEN_WORKFLOW_OPTIONS });
+    await started;
+    await handle.cancel();
+    await assert.rejects(driveToCompletion(env, handle), (err: unknown) => err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure);
+    assert.equal((await handle.describe()).status.name, 'CANCELLED');
+    const fails = m.calls.filter((c) => c.name === 'failJob');
+    assert.equal(fails.length, 1);
+    assert.equal((fails[0]!.args[0] as { errorMessage: string }).errorMessage, 'cancelled by the client');
+    assert.deepEqual((m.calls.find((c) => c.name === 'planJobEvent')!.args[0] as { event: string }).event, 'job.failed');
+    assert.equal(m.calls.filter((c) => c.name === 'completeJob' || c.name === 'finalizeDownload').length, 0);
   });
 
   it('retries a failing database step instead of losing the job', async () => {
@@ -168,7 +218,7 @@ describe('mediaJobWorkflow (time-skipping)', function () {
       },
     });
     const { result } = await run(m);
-    assert.equal(result.status, 'completed');
+    assert.equal(result?.status, 'completed');
     assert.equal(n, 4);
     assert.equal(m.calls.filter((c) => c.name === 'failJob').length, 0);
   });

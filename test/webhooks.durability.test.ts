@@ -34,7 +34,7 @@ describe('webhook durability: the control worker is killed between attempts (rea
     env = { TEMPORAL_ADDRESS: temporal.address, DATA_DIR: dataDir, PORT: String(port), ALLOW_PRIVATE_NETWORK: '1', DATABASE_URL: '', WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,5,10,15' };
     await cli(env, 'migrate');
     api = startService(['api'], env, path.join(dataDir, 'api.log'));
-    media = startService(['worker', '--queues', 'media-fetch,media-process,media-speech'], env, path.join(dataDir, 'media.log'));
+    media = startService(['worker', '--queues', 'media-info,media-fetch,media-process,media-speech'], env, path.join(dataDir, 'media.log'));
     control = startService(['worker', '--queues', 'control'], env, path.join(dataDir, 'control-1.log'));
     await waitHealthy(base, api);
     const accountId = (await cli(env, 'accounts', 'create', '--name', 'durable', '--plan', 'pro')).pop()!;

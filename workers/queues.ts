@@ -4,6 +4,7 @@ import type { MikroORM } from '@mikro-orm/core';
 import { createCommentsActivities } from '../activities/comments.activities';
 import { createControlActivities } from '../activities/control.activities';
 import { createDownloadActivities } from '../activities/download.activities';
+import { createMaintenanceActivities } from '../activities/maintenance.activities';
 import { createFingerprintActivities } from '../activities/fingerprint.activities';
 import { createPreviewActivities } from '../activities/preview.activities';
 import { createSourceActivities } from '../activities/source.activities';
@@ -18,6 +19,7 @@ import { createWhisperEngine } from '../engines/speech/whisper.engine';
 import type { Storage } from '../engines/storage';
 import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
 import type { Config } from '../lib/config';
+import type { MediaJobInput } from '../lib/jobs';
 import type { TaskQueue } from '../lib/queues';
 
 export interface QueueDeps {
@@ -27,6 +29,8 @@ export interface QueueDeps {
   orm?: MikroORM;
   /** The process's egress proxy; only queues with needsEgress get it. */
   egress?: EgressProxy;
+  /** Starts a job's workflow (the reconciler's), through the process's Temporal client. */
+  startJob?: (input: MediaJobInput) => Promise<boolean>;
 }
 
 export interface QueueSpec {
@@ -47,6 +51,10 @@ function database(deps: QueueDeps): MikroORM {
   return deps.orm;
 }
 
+function ytdlpOptions(config: Config) {
+  return { binary: config.ytdlpPath, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, pluginDirs: config.ytdlpPluginDirs };
+}
+
 function egressOf(deps: QueueDeps): EgressProxy {
   if (!deps.egress) throw new Error('this queue needs the egress proxy');
   return deps.egress;
@@ -54,7 +62,7 @@ function egressOf(deps: QueueDeps): EgressProxy {
 
 export const QUEUE_TABLE = {
   control: {
-    description: 'workflows; job state, credits and refunds, webhook deliveries (database, outbound webhook HTTP)',
+    description: 'workflows; job state, credits and refunds, webhook deliveries, housekeeping (database, outbound webhook HTTP)',
     runsWorkflows: true,
     needsDatabase: true,
     needsEgress: false,
@@ -62,7 +70,21 @@ export const QUEUE_TABLE = {
     activities: (d: QueueDeps) => ({
       ...createControlActivities({ orm: database(d), storage: d.storage, config: d.config }),
       ...createWebhookActivities({ orm: database(d), config: d.config }),
+      ...createMaintenanceActivities({ orm: database(d), storage: d.storage, startJob: d.startJob }),
     }),
+  },
+  'media-info': {
+    // info reads have capacity of their own, so a backlog of downloads never delays them
+    description: 'metadata reads for GET /v1/info (yt-dlp, ffprobe), apart from job downloads',
+    runsWorkflows: false,
+    needsDatabase: false,
+    needsEgress: true,
+    defaultConcurrency: 4,
+    activities: (deps: QueueDeps) => {
+      const { config, storage } = deps;
+      const source = createSourceActivities({ ytdlp: createYtDlpEngine(ytdlpOptions(config)), ffmpeg: createFfmpegEngine(config), storage, egress: egressOf(deps), config });
+      return { readInfo: source.readInfo };
+    },
   },
   'media-fetch': {
     description: 'network-bound: metadata, downloads and comments (yt-dlp, direct HTTP, PeerTube)',
@@ -73,7 +95,7 @@ export const QUEUE_TABLE = {
     activities: (deps: QueueDeps) => {
       const { config, storage } = deps;
       const egress = egressOf(deps);
-      const tools = { binary: config.ytdlpPath, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, pluginDirs: config.ytdlpPluginDirs };
+      const tools = ytdlpOptions(config);
       // Comments: PeerTube instances over their REST API, everything else through yt-dlp.
       const providers = [createPeerTubeProvider({ allowPrivateNetwork: config.allowPrivateNetwork }), createYtDlpCommentsProvider(tools)];
       return {

@@ -23,8 +23,9 @@ export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSe
           args: [input],
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         });
+        return true;
       } catch (err) {
-        if ((err as Error).name === 'WorkflowExecutionAlreadyStartedError') return;
+        if ((err as Error).name === 'WorkflowExecutionAlreadyStartedError') return false;
         throw err;
       }
     },

@@ -1,12 +1,13 @@
 import type { MikroORM } from '@mikro-orm/core';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { processEgressProxy, type EgressProxy } from '../engines/egress/egress-proxy';
+import { processEgressProxy } from '../engines/egress/egress-proxy';
 import { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
+import type { MediaJobInput } from '../lib/jobs';
 import type { TaskQueue } from '../lib/queues';
 import { missingActivities } from '../workflows/activity-plan';
 import { ActivityOutcomeInterceptor } from './activity-outcome.interceptor';
-import { QUEUE_TABLE } from './queues';
+import { QUEUE_TABLE, type QueueDeps } from './queues';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | null = null;
 
@@ -30,10 +31,12 @@ export interface WorkerDeps {
   connection: NativeConnection;
   /** Needed by queues whose table entry says needsDatabase. */
   orm?: MikroORM;
+  /** Starts a job's workflow, for the reconciler on the control queue. */
+  startJob?: (input: MediaJobInput) => Promise<boolean>;
 }
 
 /** The activities of a queue, refused when a name the workflows call on it is not registered. */
-export function queueActivities(queue: TaskQueue, deps: { config: Config; storage: Storage; orm?: MikroORM; egress?: EgressProxy }): Record<string, unknown> {
+export function queueActivities(queue: TaskQueue, deps: QueueDeps): Record<string, unknown> {
   const spec = QUEUE_TABLE[queue];
   if (spec.needsDatabase && !deps.orm) throw new Error(`the ${queue} queue needs the database`);
   if (spec.needsEgress && !deps.egress) throw new Error(`the ${queue} queue needs the egress proxy`);
@@ -56,7 +59,7 @@ export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Prom
         connection,
         namespace: config.temporalNamespace,
         taskQueue: queue,
-        activities: queueActivities(queue, { config, storage, orm: deps.orm, egress }),
+        activities: queueActivities(queue, { config, storage, orm: deps.orm, egress, startJob: deps.startJob }),
         maxConcurrentActivityTaskExecutions: config.queueConcurrency[queue] ?? spec.defaultConcurrency,
         // progress and cancellations travel on heartbeats: let them through every second, not every 48 s
         maxHeartbeatThrottleInterval: '1 second',

@@ -7,10 +7,11 @@ import type { QueueActivities } from '../workers/queues';
 type Plan = { [Q in TaskQueue]: readonly (keyof QueueActivities<Q> & string)[] };
 
 export const ACTIVITY_PLAN = {
-  control: ['markProcessing', 'completeJob', 'failJob', 'planJobEvent', 'attemptDelivery', 'recordLostAttempt', 'deliveryTargetActive'],
+  control: ['markProcessing', 'completeJob', 'failJob', 'planJobEvent', 'attemptDelivery', 'recordLostAttempt', 'deliveryTargetActive', 'startStrandedJobs', 'sweepExpiredOutputs'],
+  'media-info': ['readInfo'],
   'media-fetch': ['readInfo', 'probeSource', 'downloadSource', 'fetchSource', 'extractComments'],
   'media-process': ['finalizeDownload', 'processDownload', 'makePreview', 'fingerprintFrame'],
-  'media-speech': ['transcribe', 'translate'],
+  'media-speech': ['transcribe', 'translate', 'recognizeSpeech', 'writeTranscript', 'translateTranscript'],
 } as const satisfies Plan;
 
 export type PlannedActivities<Q extends TaskQueue> = Pick<QueueActivities<Q>, Extract<(typeof ACTIVITY_PLAN)[Q][number], keyof QueueActivities<Q>>>;

@@ -1,6 +1,6 @@
 // Activity proxies: one per task queue and timeout profile, each typed by the queue table, so a
 // workflow can only call an activity that is registered on the queue it is sent to.
-import { proxyActivities, type ActivityInterfaceFor, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, type ActivityInterfaceFor, type ActivityOptions } from '@temporalio/workflow';
 import { FAILURE_TYPES } from '../lib/jobs';
 import type { TaskQueue } from '../lib/queues';
 import type { PlannedActivities } from './activity-plan';
@@ -11,11 +11,16 @@ function queueProxy<Q extends TaskQueue>(taskQueue: Q, options: Omit<ActivityOpt
   return proxyActivities<PlannedActivities<Q>>({ ...options, taskQueue });
 }
 
-/** Long tool runs (yt-dlp, ffmpeg, Whisper): a few retries for transient failures, never for user errors; heartbeats detect a dead worker within a minute. */
+/**
+ * Long tool runs (yt-dlp, ffmpeg, Whisper): a few retries for transient failures, never for user
+ * errors; heartbeats (every second) detect a dead worker within a minute. On cancellation the
+ * workflow waits until the step has stopped its tools, so the cleanup after it finds nothing running.
+ */
 function toolRun(startToCloseTimeout: ActivityOptions['startToCloseTimeout'] = '2 hours'): Omit<ActivityOptions, 'taskQueue'> {
   return {
     startToCloseTimeout,
     heartbeatTimeout: '1 minute',
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: { initialInterval: '5 seconds', backoffCoefficient: 3, maximumInterval: '2 minutes', maximumAttempts: 3, nonRetryableErrorTypes },
   };
 }
@@ -36,8 +41,8 @@ export const webhookAttempt = queueProxy('control', {
 /** Network-bound: yt-dlp fetches and comment extraction. */
 export const mediaFetch = queueProxy('media-fetch', toolRun());
 
-/** Short metadata reads for the synchronous info call. */
-export const mediaInfo = queueProxy('media-fetch', {
+/** Short metadata reads for the synchronous info call, on a queue of their own. */
+export const mediaInfo = queueProxy('media-info', {
   startToCloseTimeout: '45 seconds',
   heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 2, nonRetryableErrorTypes },

@@ -1,20 +1,49 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
   CancelledFailure,
+  isCancellation,
   ParentClosePolicy,
   patched,
   startChild,
   TimeoutFailure,
 } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
-import { FAILURE_TYPES, type JobEnd, type MediaJobInput } from '../lib/jobs';
+import { ApplicationFailureCategory, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
+import { CANCELLED_MESSAGE, FAILURE_TYPES, type JobEnd, type MediaJobInput } from '../lib/jobs';
 import { control } from './activity-proxies';
 import { runOperation } from './runners';
 import { webhookDeliveryWorkflow } from './webhook-delivery.workflow';
 
-/** One durable run of one job: processing → operation → completed, or failed with a refund. */
+/**
+ * One durable run of one job: processing → operation → completed, or failed with a refund. A
+ * cancellation stops the running step (its tools are killed) and ends the job failed, refunded,
+ * with its job.failed event; the workflow's own status says how the job ended.
+ */
 export async function mediaJobWorkflow(input: MediaJobInput): Promise<JobEnd> {
+  // Histories recorded before cancellation was handled replay through the earlier lifecycle.
+  if (!patched('job-lifecycle-v2')) return lifecycleV1(input);
+  let end: JobEnd;
+  let failure: { message: string; cancelled: boolean } | null = null;
+  try {
+    await control.markProcessing(input.jobId);
+    const output = await runOperation(input);
+    end = await control.completeJob({ jobId: input.jobId, output });
+  } catch (err) {
+    failure = isCancellation(err) ? { message: CANCELLED_MESSAGE, cancelled: true } : { message: describeFailure(err), cancelled: false };
+    const errorMessage = failure.message;
+    // Refund and notify even when cancelled: these steps must not be cancelled themselves.
+    end = await CancellationScope.nonCancellable(() => control.failJob({ jobId: input.jobId, errorMessage }));
+  }
+  await CancellationScope.nonCancellable(() => startEventDeliveries(input.jobId, end));
+  if (end.status === 'completed' || !failure) return end;
+  if (failure.cancelled) throw new CancelledFailure(failure.message);
+  // Failed jobs show as Failed in the Temporal UI (the user's error is no fault of the service: benign).
+  throw ApplicationFailure.create({ message: failure.message, type: 'JobFailed', nonRetryable: true, category: ApplicationFailureCategory.BENIGN });
+}
+
+/** The lifecycle before job-lifecycle-v2: kept only so recorded histories replay. */
+async function lifecycleV1(input: MediaJobInput): Promise<JobEnd> {
   await control.markProcessing(input.jobId);
   let end: JobEnd;
   try {

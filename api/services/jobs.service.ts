@@ -5,7 +5,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import type { Account } from '../../db/account.entity';
 import { chargeCredits } from '../../db/credits.repository';
 import { Job } from '../../db/job.entity';
-import { failJobWithRefund, findAccountJob, listAccountJobs, type JobFilter } from '../../db/jobs.repository';
+import { findAccountJob, jobInputOf, listAccountJobs, type JobFilter } from '../../db/jobs.repository';
 import { checkUrlAddress } from '../../engines/egress/address-check';
 import { DomainError } from '../../lib/errors';
 import type { FileLinks } from '../../lib/file-links';
@@ -33,8 +33,7 @@ export async function assertReachable(field: string, url: string, allowPrivate: 
 
 /**
  * Validates an operation's request, charges the account and writes the job row in one transaction,
- * then starts the job's workflow. If the workflow cannot be started the job fails at once with a
- * refund, and the caller gets 503.
+ * then hands the job to the dispatcher, which starts its workflow.
  */
 export async function createJob(em: EntityManager, deps: ApiDeps, account: Account, jobType: JobType, body: unknown): Promise<JobCreated> {
   const op = OPERATIONS[jobType];
@@ -63,22 +62,11 @@ export async function createJob(em: EntityManager, deps: ApiDeps, account: Accou
     return { jobId, value: row };
   });
 
-  try {
-    await deps.orchestrator.startJob({ jobId, jobType, sourceUrl: params.url, params, accountId: account.id } as MediaJobInput);
-  } catch (err) {
-    await failJobWithRefund(em, jobId, 'The job could not be queued; it was not run and its credits were refunded');
-    throw new DomainError('unavailable', `The job engine is unavailable, so the job was not queued (credits refunded). Try again shortly. (${(err as Error).message})`);
-  }
+  // The committed row is the outbox entry: the dispatcher starts its workflow now, and the reconciler
+  // (a Temporal Schedule) starts it later if this process dies first. The caller never waits on Temporal.
+  deps.dispatcher.dispatch({ jobId, jobType, sourceUrl: params.url, params, accountId: account.id } as MediaJobInput);
   return { job_id: job.id, status: 'pending', credits_charged: job.creditsCharged, job_type: job.jobType, created_at: job.createdAt.toISOString() };
 }
-
-/** The workflow input of a job, rebuilt from its row (for a workflow that may never have started). */
-export function jobInputOf(job: Job): MediaJobInput {
-  return { jobId: job.id, jobType: job.jobType, sourceUrl: job.sourceUrl, params: job.parameters, accountId: job.accountId } as MediaJobInput;
-}
-
-/** The error_message of a job its owner cancelled (decisions.md). */
-export const CANCELLED_MESSAGE = 'cancelled by the client';
 
 /**
  * Cancels a pending or processing job through its workflow (409 once it has ended) and waits a few
@@ -119,11 +107,21 @@ export function presentJob(job: Job, links: FileLinks, progress: number | null =
 
 export type JobResource = ReturnType<typeof presentJob>;
 
+// The highest progress this process has shown for each running job: between two steps no activity
+// has heartbeated yet, and a client must never see a running job's progress go back.
+const shownProgress = new Map<string, number>();
+
 /** A job with live progress: a running job's comes from its activity's heartbeat in Temporal. */
 export async function jobResource(deps: Pick<ApiDeps, 'orchestrator' | 'links'>, job: Job): Promise<JobResource> {
-  if (job.status !== 'processing') return presentJob(job, deps.links, job.status === 'completed' ? 100 : job.status === 'failed' ? null : 0);
+  if (job.status !== 'processing') {
+    shownProgress.delete(job.id);
+    return presentJob(job, deps.links, job.status === 'completed' ? 100 : job.status === 'failed' ? null : 0);
+  }
   const live = await deps.orchestrator.jobProgress(job.id);
-  return presentJob(job, deps.links, live ?? job.progress);
+  const progress = Math.max(live ?? 0, job.progress ?? 0, shownProgress.get(job.id) ?? 0);
+  if (shownProgress.size > 10_000) shownProgress.clear(); // a bound: entries of jobs read once and never again
+  shownProgress.set(job.id, progress);
+  return presentJob(job, deps.links, progress);
 }
 
 export async function getJob(em: EntityManager, deps: Pick<ApiDeps, 'orchestrator' | 'links'>, account: Account, jobId: string): Promise<JobResource> {

@@ -16,8 +16,8 @@ export class InfoError extends Error {
 
 /** What the API needs from the job engine. Temporal implements it; API tests may stub it. */
 export interface Orchestrator {
-  /** Starts the job's durable workflow; idempotent per job id. */
-  startJob(input: MediaJobInput): Promise<void>;
+  /** Starts the job's durable workflow; idempotent per job id. True when this call started it. */
+  startJob(input: MediaJobInput): Promise<boolean>;
   /** Runs the metadata workflow and waits for it. Throws InfoError. */
   fetchInfo(url: string): Promise<VideoInfo>;
   /**

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/core';
 import { createApp } from '../../api/app';
+import { JobDispatcher } from '../../api/services/job-dispatcher';
 import type { PlanName } from '../../db/account.entity';
 import { createAccount, createApiKey } from '../../db/accounts.repository';
 import { adjustCredits, getBalance } from '../../db/credits.repository';
@@ -28,9 +29,11 @@ export class StubOrchestrator implements Orchestrator {
   info: (url: string) => Promise<VideoInfo> = async () => {
     throw new Error('no info stub set');
   };
-  async startJob(input: MediaJobInput): Promise<void> {
+  async startJob(input: MediaJobInput): Promise<boolean> {
     if (this.failStart) throw this.failStart;
+    if (this.started.some((s) => s.jobId === input.jobId)) return false;
     this.started.push(input as StartedJob);
+    return true;
   }
   cancelled: string[] = [];
   async cancelJob(input: MediaJobInput): Promise<boolean> {
@@ -89,7 +92,7 @@ export async function startApiHarness(dialect: Dialect): Promise<ApiHarness> {
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const links = new FileLinks('test-secret', baseUrl);
   config.publicBaseUrl = baseUrl;
-  const app = createApp({ orm, config, orchestrator, links, storage, speech: createSpeechServices(config) }, { log: () => undefined });
+  const app = createApp({ orm, config, orchestrator, dispatcher: new JobDispatcher(orchestrator), links, storage, speech: createSpeechServices(config) }, { log: () => undefined });
   server.on('request', app.callback());
 
   return {

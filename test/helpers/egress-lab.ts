@@ -14,8 +14,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import sqlite3 from 'sqlite3';
 import { fixtureCacheDir, startFixturePlatform } from './fixture-platform';
+import { ledgerByJob, querySqlite } from './ledger';
 import { PT_VIDEOS, startPeerTubeFixture } from './peertube-fixture';
 import { startServeStack, type ServeStack } from './serve-stack';
 import { SPEECH_DIR } from './speech-fixtures';
@@ -258,23 +258,6 @@ function attackRoutes(media: string) {
   };
 }
 
-/** Each job's charge and refund rows, straight from the ledger. */
-async function ledgerRows(dbFile: string): Promise<Map<string, { charges: number; refunds: number }>> {
-  const db = new sqlite3.Database(dbFile, sqlite3.OPEN_READONLY);
-  const rows = await new Promise<{ job_id: string; kind: string; n: number }[]>((resolve, reject) =>
-    db.all("select job_id, kind, count(*) as n from credit_entries where job_id is not null group by job_id, kind", (err, r) => (err ? reject(err) : resolve(r as never))),
-  );
-  await new Promise<void>((r) => db.close(() => r()));
-  const out = new Map<string, { charges: number; refunds: number }>();
-  for (const row of rows) {
-    const e = out.get(row.job_id) ?? { charges: 0, refunds: 0 };
-    if (row.kind === 'charge') e.charges = row.n;
-    if (row.kind === 'refund') e.refunds = row.n;
-    out.set(row.job_id, e);
-  }
-  return out;
-}
-
 function filesContaining(dir: string, needle: string): string[] {
   const found: string[] = [];
   const walk = (d: string) => {
@@ -398,15 +381,15 @@ async function main(outFile: string): Promise<void> {
     report.webhooks.perJobRedirect = { job: perJobRedirect, deliveries: [] };
     report.webhooks.perJobRebind = { job: perJobRebind, deliveries: [] };
     // per-job webhook_url deliveries are not in an endpoint's log: read them from the database
-    const db = new sqlite3.Database(path.join(s.dataDir, 'mediasvc.sqlite'), sqlite3.OPEN_READONLY);
     const perJob = (jobId: string) =>
-      new Promise<{ status: string; status_code: number | null; error: string | null }[]>((resolve, reject) =>
-        db.all('select status, status_code, error from webhook_deliveries where job_id = ? and webhook_id is null order by attempt', [jobId], (err, r) => (err ? reject(err) : resolve(r as never))),
+      querySqlite<{ status: string; status_code: number | null; error: string | null }>(
+        path.join(s.dataDir, 'mediasvc.sqlite'),
+        'select status, status_code, error from webhook_deliveries where job_id = ? and webhook_id is null order by attempt',
+        [jobId],
       );
     await new Promise((r) => setTimeout(r, 6000));
     report.webhooks.perJobRedirect.deliveries = await perJob(perJobRedirect.jobId!);
     report.webhooks.perJobRebind.deliveries = await perJob(perJobRebind.jobId!);
-    await new Promise<void>((r) => db.close(() => r()));
     const catchAllLog: { status: string }[] = [];
     for (let cursor: string | null = null, first = true; first || cursor; first = false) {
       const res = await s.api('GET', `/v1/webhooks/${catchAll.body.id}/deliveries?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
@@ -416,7 +399,7 @@ async function main(outFile: string): Promise<void> {
     report.webhooks.catchAllEndpointDeliveries = { attempts: catchAllLog.length, succeeded: catchAllLog.filter((d) => d.status === 'succeeded').length };
 
     // the ledger: each job charged once, each failed one refunded once, the balance exact
-    const rows = await ledgerRows(path.join(s.dataDir, 'mediasvc.sqlite'));
+    const rows = await ledgerByJob(path.join(s.dataDir, 'mediasvc.sqlite'));
     const all = [...Object.values(report.attacks).flatMap((a) => Object.values(a)), ...Object.values(report.literals).flatMap((l) => [...Object.values(l.jobs), l.webhookUrl]), ...Object.values(report.legit), perJobRedirect, perJobRebind];
     for (const c of all) if (c?.jobId) Object.assign(c, rows.get(c.jobId) ?? { charges: 0, refunds: 0 });
     report.ledger.balance = await s.credits();

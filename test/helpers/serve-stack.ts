@@ -39,6 +39,8 @@ export interface ServeStack {
   waitJob(jobId: string, timeoutMs?: number): Promise<JobBody>;
   /** Stops serve with SIGTERM (resolving its exit code) and starts it again on the same data. */
   restart(): Promise<number | null>;
+  /** SIGKILLs serve's whole process group (API, workers, dev server, tools), then starts it again on the same data. */
+  crash(): Promise<void>;
   /** Stops serve and removes its data. */
   stop(): Promise<void>;
 }
@@ -98,6 +100,12 @@ export async function startServeStack(opts: { name: string; plan?: string; env?:
       svc = await start();
       stack.svc = svc;
       return code;
+    },
+    async crash() {
+      svc.signal('SIGKILL');
+      await svc.exited;
+      svc = await start();
+      stack.svc = svc;
     },
     async stop() {
       await stopService(svc);

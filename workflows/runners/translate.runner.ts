@@ -1,8 +1,14 @@
+import { patched } from '@temporalio/workflow';
 import { mediaFetch, mediaSpeech } from '../activity-proxies';
 import type { OperationRunner } from './types';
 
-/** Translate: as transcribe, then Whisper's English translation and/or Apertium, on media-speech. */
+/**
+ * Translate: as transcribe, then the text translation as a step of its own (Whisper's English and/or
+ * Apertium), so retrying it never redoes the recognition.
+ */
 export const runTranslate: OperationRunner<'translate'> = async ({ jobId, params }) => {
   const { sourceFile } = await mediaFetch.fetchSource({ jobId, url: params.url, quality: 'audio', format: null, progressRange: [0, 15] });
-  return mediaSpeech.translate({ jobId, sourceFile, params, progressRange: [15, 99] });
+  if (!patched('speech-steps-v1')) return mediaSpeech.translate({ jobId, sourceFile, params, progressRange: [15, 99] });
+  const recognition = await mediaSpeech.recognizeSpeech({ jobId, sourceFile, request: { kind: 'translate', params }, progressRange: [15, 93] });
+  return mediaSpeech.translateTranscript({ jobId, params, recognition, progressRange: [93, 99] });
 };

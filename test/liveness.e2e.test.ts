@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fixtureCacheDir, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
+import { ledgerByJob } from './helpers/ledger';
+import { waitFor } from './helpers/processes';
+import { startServeStack, type JobBody, type ServeStack } from './helpers/serve-stack';
+import { startReceiver, type Receiver } from './helpers/webhook-receiver';
+
+const LIBRIVOX = '/usr/share/pocketsphinx/test/data/librivox';
+const SLOW_BYTES_PER_SECOND = 40_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Serves a file at a fixed byte rate: a source that takes a while to download. */
+function throttled(res: http.ServerResponse, file: string): void {
+  const buf = fs.readFileSync(file);
+  res.writeHead(200, { 'Content-Type': 'video/mp4', 'Content-Length': buf.length });
+  let off = 0;
+  const tick = setInterval(() => {
+    if (res.destroyed || off >= buf.length) {
+      clearInterval(tick);
+      res.end();
+      return;
+    }
+    res.write(buf.subarray(off, off + SLOW_BYTES_PER_SECOND / 10));
+    off += SLOW_BYTES_PER_SECOND / 10;
+  }, 100);
+  res.on('close', () => clearInterval(tick));
+}
+
+/** ~77 s of real speech (Debian's LibriVox test clips) as one WAV, served over HTTP. */
+async function longSpeech(dir: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const clips = fs.readdirSync(LIBRIVOX).filter((f) => f.endsWith('.wav')).sort();
+  fs.writeFileSync(path.join(dir, 'list.txt'), clips.map((c) => `file '${path.join(LIBRIVOX, c)}'`).join('\n'));
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'concat', '-safe', '0', '-i', path.join(dir, 'list.txt'), '-ar', '16000', '-ac', '1', path.join(dir, 'talk.wav')]);
+  const server = http.createServer((_req, res) => {
+    const buf = fs.readFileSync(path.join(dir, 'talk.wav'));
+    res.writeHead(200, { 'Content-Type': 'audio/wav', 'Content-Length': buf.length }).end(buf);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/talk.wav`, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+/** Processes whose command line names the job (yt-dlp's output path, ffmpeg's input, the Whisper runner's request). */
+function processesOf(jobId: string): Promise<string[]> {
+  return new Promise((resolve) => execFile('pgrep', ['-af', jobId], (err, out) => resolve(err ? [] : out.trim().split('\n').filter((l) => !l.includes('pgrep')))));
+}
+
+describe('liveness: cancellation stops real tools; progress moves; info reads never wait behind jobs (real serve)', function () {
+  this.timeout(20 * 60_000);
+  let fx: FixturePlatform;
+  let speech: Awaited<ReturnType<typeof longSpeech>>;
+  let rx: Receiver;
+  let s: ServeStack;
+  let tmp: string;
+  const slowUrl = () => fx.url('/slow/v1080.mp4');
+
+  before(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-liveness-'));
+    fx = await startFixturePlatform({
+      extraRoutes: (_req, res, p) => {
+        if (p !== '/slow/v1080.mp4') return false;
+        throttled(res, path.join(fixtureCacheDir(), 'media', 'v1080.mp4'));
+        return true;
+      },
+    });
+    speech = await longSpeech(tmp);
+    rx = await startReceiver();
+    s = await startServeStack({ name: 'liveness', plan: 'business', env: { WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,2,4,6' } });
+  });
+  after(async () => {
+    await s?.stop();
+    await rx?.close();
+    await speech?.close();
+    await fx?.close();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  /** Cancels a running job once `ready` holds, and checks everything the cancellation promises. */
+  async function cancelWhileRunning(jobId: string, tool: RegExp, ready: (j: JobBody) => boolean): Promise<{ secondsToStop: number }> {
+    const running = await waitFor(
+      `a ${tool} process of job ${jobId}`,
+      async () => {
+        const job = (await s.api('GET', `/v1/jobs/${jobId}`)).body as JobBody;
+        const procs = await processesOf(jobId);
+        return ready(job) && procs.some((p) => tool.test(p)) ? procs : undefined;
+      },
+      180_000,
+      200,
+    );
+    assert.ok(running.length > 0);
+    const cancelledAt = Date.now();
+    const res = await s.api('POST', `/v1/jobs/${jobId}/cancel`);
+    assert.ok(res.status === 200 || res.status === 202, `${res.status} ${JSON.stringify(res.body)}`);
+    const gone = await waitFor(`job ${jobId}'s processes to stop`, async () => ((await processesOf(jobId)).length === 0 ? Date.now() : undefined), 60_000, 100);
+    const job = await s.waitJob(jobId, 60_000);
+    assert.equal(job.status, 'failed');
+    assert.equal(job.error_message, 'cancelled by the client');
+    assert.equal(job.download_url, null);
+    // nothing left behind: no scratch files, no output
+    assert.ok(!fs.existsSync(path.join(s.dataDir, 'work', jobId)), 'the work folder is removed');
+    assert.ok(!fs.existsSync(path.join(s.dataDir, 'files', jobId)), 'no output is kept');
+    // refunded exactly once; job.failed delivered with the reason
+    const ledger = (await ledgerByJob(path.join(s.dataDir, 'mediasvc.sqlite'))).get(jobId);
+    assert.deepEqual(ledger, { charges: 1, refunds: 1 });
+    const event = await waitFor(`job.failed of ${jobId}`, async () => rx.received.map((r) => JSON.parse(r.body)).find((b) => b.data.job_id === jobId), 30_000, 100);
+    assert.equal(event.event, 'job.failed');
+    assert.equal(event.data.error_message, 'cancelled by the client');
+    // a finished job cannot be cancelled again
+    const again = await s.api('POST', `/v1/jobs/${jobId}/cancel`);
+    assert.equal(again.status, 409);
+    return { secondsToStop: (gone - cancelledAt) / 1000 };
+  }
+
+  it('cancelling a long download kills yt-dlp, fails the job with "cancelled by the client", refunds once and delivers job.failed', async () => {
+    const before = await s.credits();
+    const created = await s.api('POST', '/v1/download', { url: slowUrl(), webhook_url: rx.url('/cancel-download') });
+    assert.equal(created.status, 202);
+    const { secondsToStop } = await cancelWhileRunning(created.body.job_id, /yt-dlp/, (j) => j.status === 'processing' && (j.progress ?? 0) > 0);
+    assert.equal(await s.credits(), before);
+    console.log(`      download cancelled: its processes were gone ${secondsToStop.toFixed(1)} s after the cancel call`);
+  });
+
+  it('cancelling a long transcription kills faster-whisper the same way', async () => {
+    const before = await s.credits();
+    const created = await s.api('POST', '/v1/transcribe', { url: speech.url, model_size: 'base', webhook_url: rx.url('/cancel-transcribe') });
+    assert.equal(created.status, 202);
+    const { secondsToStop } = await cancelWhileRunning(created.body.job_id, /whisper_runner/, (j) => (j.progress ?? 0) >= 20);
+    assert.equal(await s.credits(), before);
+    console.log(`      transcription cancelled: faster-whisper was gone ${secondsToStop.toFixed(1)} s after the cancel call`);
+  });
+
+  it('progress moves while a job runs (cadence measured)', async () => {
+    const created = await s.api('POST', '/v1/download', { url: slowUrl(), format: 'mkv' });
+    const samples: { t: number; progress: number; status: string }[] = [];
+    const t0 = Date.now();
+    for (;;) {
+      const job = (await s.api('GET', `/v1/jobs/${created.body.job_id}`)).body as JobBody;
+      samples.push({ t: (Date.now() - t0) / 1000, progress: job.progress ?? -1, status: job.status });
+      if (job.status === 'completed' || job.status === 'failed') break;
+      await sleep(250);
+    }
+    assert.equal(samples.at(-1)!.status, 'completed');
+    const running = samples.filter((x) => x.status === 'processing');
+    const values = running.map((x) => x.progress);
+    assert.deepEqual(values, [...values].sort((a, b) => a - b), 'progress never goes back');
+    const changes = running.filter((x, i) => i === 0 || x.progress !== running[i - 1]!.progress);
+    assert.ok(changes.length >= 5, `progress moved through ${changes.length} values: ${values.join(',')}`);
+    const gaps = changes.slice(1).map((x, i) => x.t - changes[i]!.t);
+    console.log(`      progress cadence: ${changes.length} distinct values over ${running.at(-1)!.t.toFixed(1)} s of processing; longest wait for a new value ${Math.max(...gaps).toFixed(1)} s, median ${gaps.sort((a, b) => a - b)[Math.floor(gaps.length / 2)]!.toFixed(1)} s`);
+  });
+
+  it('info reads have capacity of their own: answered while 40 download jobs queue up (latency measured); cancelling them refunds each once', async () => {
+    const idleStart = Date.now();
+    assert.equal((await s.api('GET', `/v1/info?url=${encodeURIComponent(fx.url('/watch/trailer'))}`)).status, 200);
+    const idleSeconds = (Date.now() - idleStart) / 1000;
+    const backlog: string[] = [];
+    for (let i = 0; i < 40; i++) backlog.push((await s.api('POST', '/v1/download', { url: slowUrl() })).body.job_id);
+    await sleep(3000); // let the downloads take every media-fetch slot
+    const busy = (await Promise.all(backlog.map(async (id) => ((await s.api('GET', `/v1/jobs/${id}`)).body as JobBody).status))).filter((st) => st === 'processing').length;
+    const t = Date.now();
+    const info = await s.api('GET', `/v1/info?url=${encodeURIComponent(fx.url('/watch/trailer'))}`);
+    const seconds = (Date.now() - t) / 1000;
+    assert.equal(info.status, 200, JSON.stringify(info.body));
+    assert.equal(info.body.title, 'Fixture Trailer');
+    console.log(`      info: ${idleSeconds.toFixed(2)} s with no jobs; ${seconds.toFixed(2)} s under a backlog of 40 downloads (${busy} processing, the media-fetch slots full)`);
+    // cancel the whole backlog: running and queued jobs alike end failed and refunded once
+    for (const id of backlog) assert.ok([200, 202].includes((await s.api('POST', `/v1/jobs/${id}/cancel`)).status));
+    for (const id of backlog) assert.equal((await s.waitJob(id, 120_000)).error_message, 'cancelled by the client');
+    const ledger = await ledgerByJob(path.join(s.dataDir, 'mediasvc.sqlite'));
+    for (const id of backlog) assert.deepEqual(ledger.get(id), { charges: 1, refunds: 1 }, id);
+  });
+});

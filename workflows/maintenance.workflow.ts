@@ -1,0 +1,12 @@
+// Housekeeping workflows, each started by a Temporal Schedule (workers/schedules.ts).
+import { control } from './activity-proxies';
+
+/** Starts the workflows of jobs left pending (the transactional outbox's reconciler). */
+export async function reconcileJobsWorkflow(input: { olderThanSeconds: number }): Promise<{ checked: number; started: number }> {
+  return control.startStrandedJobs(input);
+}
+
+/** Removes expired outputs and old rate-limit and idempotency records. */
+export async function sweepStorageWorkflow(): Promise<{ filesRemoved: number }> {
+  return control.sweepExpiredOutputs();
+}
