@@ -314,6 +314,8 @@ describe('dashboard end to end: a real browser against bin/mediasvc serve', func
     await shoot('jobs-all');
     await page.goto(url('/dashboard'));
     await shoot('overview-with-jobs');
+    await page.goto(url('/dashboard/credits'));
+    await shoot('credits-with-jobs');
   });
 
   it('webhooks: the new endpoint\'s secret once, a signed test delivery in the log, edit, the per-job secret revealed and rotated, delete', async () => {
