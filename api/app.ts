@@ -4,6 +4,7 @@ import Koa from 'koa';
 import { DomainError } from '../lib/errors';
 import { rateLimitMiddleware, requireAuth } from './auth.middleware';
 import type { ApiDeps, ApiState } from './context';
+import { dashboard } from './dashboard/dashboard';
 import { errorMiddleware } from './error.middleware';
 import { filesRoutes } from './files.routes';
 import { idempotency } from './idempotency.middleware';
@@ -34,7 +35,7 @@ export function isUnmetered(path: string): boolean {
   return UNMETERED_EXACT.has(path) || UNMETERED_PREFIXES.some((p) => path.startsWith(p));
 }
 
-/** Builds the Koa app. Order: errors → per-request EntityManager → rate limit → public routes → auth → routes. */
+/** Builds the Koa app. Order: errors → per-request EntityManager → rate limit → dashboard → public routes → auth → routes. */
 export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknown) => void } = {}): Koa<ApiState> {
   const app = new Koa<ApiState>({ proxy: deps.config.trustProxy });
   const log = opts.log ?? ((msg, err) => console.error(msg, err));
@@ -48,6 +49,8 @@ export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknow
   // (limited per link) and the dashboard (its own sign-in limits) are not metered.
   const limiter = rateLimitMiddleware();
   app.use((ctx, next) => (isUnmetered(ctx.path) ? next() : limiter(ctx, next)));
+  // The dashboard (/dashboard…) renders its own pages and errors and parses its own form bodies.
+  app.use(dashboard(deps, log));
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1mb', encoding: 'utf-8', onError: (err, ctx) => {
     throw bodyError(err, ctx.get('Content-Encoding'));
   } }));

@@ -25,8 +25,8 @@ const Events = z
   .transform((a) => [...new Set(a)])
   .meta({ description: 'Event kinds to receive; [] means every kind' });
 
-const CreateWebhookSchema = z.strictObject({ url: TargetUrl, events: Events.default([]) }).meta({ id: 'WebhookCreate' });
-const UpdateWebhookSchema = z
+export const CreateWebhookSchema = z.strictObject({ url: TargetUrl, events: Events.default([]) }).meta({ id: 'WebhookCreate' });
+export const UpdateWebhookSchema = z
   .strictObject({ url: TargetUrl.optional(), events: Events.optional(), is_active: z.boolean({ error: 'must be true or false' }).optional() })
   .refine((v) => v.url !== undefined || v.events !== undefined || v.is_active !== undefined, { message: 'send at least one of url, events, is_active' })
   .meta({ id: 'WebhookUpdate', minProperties: 1 });

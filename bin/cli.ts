@@ -1,7 +1,9 @@
 import { parseArgs } from 'node:util';
-import type { MikroORM } from '@mikro-orm/core';
-import { Account, PLAN_NAMES, type PlanName } from '../db/account.entity';
-import { createAccount, createApiKey, deleteKey, rotateWebhookSecret, setKeyActive } from '../db/accounts.repository';
+import type { EntityManager, MikroORM } from '@mikro-orm/core';
+import { issueLoginLink } from '../api/dashboard/auth.service';
+import { Account, PLAN_NAMES, PLANS, type PlanName } from '../db/account.entity';
+import { createAccount, createApiKey, deleteKey, rotateWebhookSecret, setKeyActive, setPlan } from '../db/accounts.repository';
+import { findOwner, ownerEmailProblem, setOwnerEmail } from '../db/owners.repository';
 import { ApiKey } from '../db/api-key.entity';
 import { adjustCredits, currentBalance } from '../db/credits.repository';
 import { openOrm } from '../db/orm';
@@ -21,13 +23,20 @@ Run:
   migrate                        apply database migrations
 
 Accounts and credits:
-  accounts create --name N --plan ${PLAN_NAMES.join('|')}
+  accounts create --name N --plan ${PLAN_NAMES.join('|')} [--email OWNER_EMAIL]
                                  prints the new account id on its last line
   accounts list
   accounts credits ACCOUNT [--add N]
                                  prints the balance on its last line (N may be negative)
+  accounts plan ACCOUNT --plan ${PLAN_NAMES.join('|')}
+                                 the rate limit changes at once, the allowance at the next top-up
   accounts webhook-secret ACCOUNT [--rotate]
                                  the secret that signs per-job webhook_url deliveries
+
+Dashboard (/dashboard):
+  accounts login-link ACCOUNT    prints a one-time sign-in URL on its last line (valid 15 minutes)
+  accounts owner ACCOUNT [--email OWNER_EMAIL]
+                                 shows or sets the email the owner signs in with
 
 API keys:
   keys create --account ACCOUNT --name NAME
@@ -40,6 +49,32 @@ TEMPORAL_ADDRESS, DOWNLOAD_URL_TTL_MINUTES, ALLOW_PRIVATE_NETWORK, ...); see REA
 `;
 
 class UsageError extends Error {}
+
+const HELP_WORDS = new Set(['--help', '-h', 'help']);
+
+function parsePlan(raw: string | undefined): PlanName {
+  const plan = need(raw, '--plan') as PlanName;
+  if (!PLAN_NAMES.includes(plan)) throw new UsageError(`unknown plan ${plan}; plans are ${PLAN_NAMES.join(', ')}`);
+  return plan;
+}
+
+/** `--add -5` → `--add=-5`: parseArgs reads a value that starts with a dash as another option. */
+function joinNegativeValues(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const next = args[i + 1];
+    if (args[i]!.startsWith('--') && !args[i]!.includes('=') && next !== undefined && /^-\d+$/.test(next)) {
+      out.push(`${args[i]}=${next}`);
+      i++;
+    } else out.push(args[i]!);
+  }
+  return out;
+}
+
+async function loadAccount(em: EntityManager, id: string | undefined): Promise<Account> {
+  const accountId = need(id, 'ACCOUNT');
+  return em.findOneOrFail(Account, accountId, { failHandler: () => new UsageError(`account ${accountId} does not exist`) });
+}
 
 function need<T>(v: T | undefined, what: string): T {
   if (v === undefined || v === '') throw new UsageError(`missing ${what}`);
@@ -105,7 +140,7 @@ async function main(argv: string[]): Promise<void> {
   const [cmd, sub, ...rest] = argv;
   const config = loadConfig();
   const { values, positionals } = parseArgs({
-    args: cmd === 'accounts' || cmd === 'keys' ? rest : argv.slice(1),
+    args: joinNegativeValues(cmd === 'accounts' || cmd === 'keys' ? rest : argv.slice(1)),
     allowPositionals: true,
     options: {
       name: { type: 'string' },
@@ -114,10 +149,11 @@ async function main(argv: string[]): Promise<void> {
       account: { type: 'string' },
       queues: { type: 'string' },
       rotate: { type: 'boolean' },
+      email: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
-  if (!cmd || cmd === 'help' || cmd === '--help' || cmd === '-h' || values.help) {
+  if (!cmd || HELP_WORDS.has(cmd) || values.help || ((cmd === 'accounts' || cmd === 'keys') && (sub === undefined || HELP_WORDS.has(sub)))) {
     process.stdout.write(HELP);
     return;
   }
@@ -137,25 +173,38 @@ async function main(argv: string[]): Promise<void> {
       return withOrm(config, async (orm) => {
         const em = orm.em.fork();
         if (sub === 'create') {
-          const plan = need(values.plan, '--plan') as PlanName;
-          if (!PLAN_NAMES.includes(plan)) throw new UsageError(`unknown plan ${plan}; plans are ${PLAN_NAMES.join(', ')}`);
+          const plan = parsePlan(values.plan);
+          const problem = values.email === undefined ? null : await ownerEmailProblem(em, values.email, null);
+          if (problem) throw new UsageError(problem);
           const account = await createAccount(em, need(values.name, '--name'), plan);
-          console.log(`created account "${account.name}" on plan ${plan} with ${await currentBalance(em, account.id)} credits`);
+          if (values.email !== undefined) await setOwnerEmail(em, account.id, need(values.email, '--email'));
+          console.log(`created account "${account.name}" on plan ${plan} with ${await currentBalance(em, account.id)} credits${values.email ? `, owner ${values.email}` : ''}`);
           console.log(account.id);
         } else if (sub === 'list') {
           for (const a of await em.find(Account, {}, { orderBy: { createdAt: 'asc' } })) {
             console.log([a.id, a.name, a.plan, `${await currentBalance(em, a.id)} credits`, a.createdAt.toISOString()].join('\t'));
           }
         } else if (sub === 'credits') {
-          const id = need(positionals[0], 'ACCOUNT');
-          await em.findOneOrFail(Account, id, { failHandler: () => new UsageError(`account ${id} does not exist`) });
+          const { id } = await loadAccount(em, positionals[0]);
           const add = values.add === undefined ? 0 : Number(values.add);
-          if (!Number.isInteger(add)) throw new UsageError('--add takes an integer');
+          if (!/^-?\d+$/.test(values.add ?? '0') || !Number.isSafeInteger(add)) throw new UsageError('--add takes an integer, e.g. --add 100 or --add -5');
           console.log(add ? await adjustCredits(em, id, add, 'operator adjustment') : await currentBalance(em, id));
+        } else if (sub === 'plan') {
+          const account = await setPlan(em, (await loadAccount(em, positionals[0])).id, parsePlan(values.plan));
+          const plan = PLANS[account.plan];
+          console.log(`account ${account.id} is on plan ${account.plan}: ${plan.requestsPerMinute} requests per minute, ${plan.monthlyCredits} credits from the next top-up`);
         } else if (sub === 'webhook-secret') {
-          const id = need(positionals[0], 'ACCOUNT');
-          const account = await em.findOneOrFail(Account, id, { failHandler: () => new UsageError(`account ${id} does not exist`) });
-          console.log(values.rotate ? await rotateWebhookSecret(em, id) : account.webhookSecret);
+          const account = await loadAccount(em, positionals[0]);
+          console.log(values.rotate ? await rotateWebhookSecret(em, account.id) : account.webhookSecret);
+        } else if (sub === 'login-link') {
+          const account = await loadAccount(em, positionals[0]);
+          const { url, expiresAt } = await issueLoginLink(em, config, account.id);
+          console.log(`one-time sign-in link for "${account.name}", valid until ${expiresAt.toISOString()}:`);
+          console.log(url);
+        } else if (sub === 'owner') {
+          const account = await loadAccount(em, positionals[0]);
+          const owner = values.email !== undefined ? await setOwnerEmail(em, account.id, need(values.email, '--email')) : await findOwner(em, account.id);
+          console.log(owner?.email ?? 'no owner email set');
         } else {
           throw new UsageError(`unknown accounts command ${sub ?? ''}`);
         }

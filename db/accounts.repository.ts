@@ -98,3 +98,33 @@ export async function rotateWebhookSecret(em: EntityManager, accountId: string):
   await em.flush();
   return account.webhookSecret;
 }
+
+/** Moves the account to another plan: its rate limit changes at once, its allowance at the next top-up. */
+export async function setPlan(em: EntityManager, accountId: string, plan: PlanName): Promise<Account> {
+  const account = await em.findOneOrFail(Account, accountId, { failHandler: () => new Error(`account ${accountId} does not exist`) });
+  account.plan = plan;
+  await em.flush();
+  return account;
+}
+
+/** A key of the account, or null (another account's key looks exactly like an unknown one). */
+export function findAccountKey(em: EntityManager, accountId: string, keyId: string): Promise<ApiKey | null> {
+  if (!/^[0-9a-f-]{36}$/i.test(keyId)) return Promise.resolve(null);
+  return em.findOne(ApiKey, { id: keyId.toLowerCase(), accountId });
+}
+
+export function listAccountKeys(em: EntityManager, accountId: string): Promise<ApiKey[]> {
+  return em.find(ApiKey, { accountId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+}
+
+export async function renameKey(em: EntityManager, key: ApiKey, name: string): Promise<ApiKey> {
+  key.name = name;
+  await em.flush();
+  return key;
+}
+
+/** Requests per UTC day (`YYYY-MM-DD`) of each key, from `sinceDay` on. */
+export async function keyUsageByDay(em: EntityManager, keyIds: string[], sinceDay: string): Promise<ApiKeyUsage[]> {
+  if (keyIds.length === 0) return [];
+  return em.find(ApiKeyUsage, { keyId: { $in: keyIds }, day: { $gte: sinceDay } });
+}

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { Account, PLANS } from './account.entity';
 import { CreditEntry } from './credit-entry.entity';
+import { Job } from './job.entity';
 import { DomainError } from '../lib/errors';
 
 /** Current balance: the sum of the account's ledger entries. */
@@ -118,4 +119,18 @@ export async function usageByJobType(em: EntityManager, accountId: string, since
     'all',
   )) as { job_type: string; used: number | string }[];
   return Object.fromEntries(rows.map((r) => [r.job_type, Number(r.used)]));
+}
+
+/** A page of the account's ledger, newest first by (created_at, id); `after` continues from a keyset cursor's where-clause. */
+export function listLedger(em: EntityManager, accountId: string, after: Record<string, unknown> | null, limit: number): Promise<CreditEntry[]> {
+  return em.find(CreditEntry, { accountId, ...(after ?? {}) }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit });
+}
+
+/** Each charge and refund since `since` with its job type (`info` for metadata reads), as credits used (a refund is negative). */
+export async function usageEntriesSince(em: EntityManager, accountId: string, since: Date): Promise<{ at: Date; jobType: string; used: number }[]> {
+  const entries = await em.find(CreditEntry, { accountId, kind: { $in: ['charge', 'refund'] }, createdAt: { $gte: since } }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+  const jobIds = [...new Set(entries.map((e) => e.jobId).filter((id): id is string => id !== null))];
+  const jobs = jobIds.length ? await em.find(Job, { id: { $in: jobIds }, accountId }, { fields: ['id', 'jobType'] }) : [];
+  const typeOf = new Map(jobs.map((j) => [j.id, j.jobType as string]));
+  return entries.map((e) => ({ at: e.createdAt, jobType: (e.jobId && typeOf.get(e.jobId)) || 'info', used: -e.amount }));
 }

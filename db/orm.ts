@@ -10,6 +10,7 @@ import { ApiKeyEntitySchema, ApiKeyUsageEntitySchema } from './api-key.entity';
 import { CreditEntryEntitySchema } from './credit-entry.entity';
 import { JobEntitySchema } from './job.entity';
 import { postgresMigrations, sqliteMigrations } from './migrations';
+import { AccountOwnerEntitySchema, DashboardSessionEntitySchema, LoginLinkEntitySchema, SignInAttemptEntitySchema } from './owner.entity';
 import { IdempotencyRecordEntitySchema, RateLimitCounterEntitySchema, ServerSecretEntitySchema } from './system.entity';
 import { WebhookDeliveryEntitySchema, WebhookEndpointEntitySchema } from './webhook.entity';
 
@@ -24,6 +25,10 @@ export const ENTITIES = [
   IdempotencyRecordEntitySchema,
   WebhookEndpointEntitySchema,
   WebhookDeliveryEntitySchema,
+  AccountOwnerEntitySchema,
+  LoginLinkEntitySchema,
+  DashboardSessionEntitySchema,
+  SignInAttemptEntitySchema,
 ];
 
 export type Orm = MikroORM;

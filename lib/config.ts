@@ -40,6 +40,8 @@ const EnvSchema = z.object({
   WHISPER_AUTO_DOWNLOAD: flag,
   APERTIUM_PATH: z.string().default('apertium'),
   APERTIUM_MODES_DIR: z.string().default('/usr/share/apertium/modes'),
+  DASHBOARD_SESSION_TTL_MINUTES: z.coerce.number().positive().default(720),
+  DASHBOARD_SIGN_IN_ATTEMPTS: z.coerce.number().int().min(1).default(10),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(15),
   RECONCILE_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
@@ -104,6 +106,10 @@ export type Config = {
   whisperAutoDownload: boolean;
   apertiumPath: string;
   apertiumModesDir: string;
+  /** Lifetime of a dashboard session from sign-in, ms. */
+  dashboardSessionTtlMs: number;
+  /** Failed dashboard sign-ins allowed per 15 minutes, per email and per client IP. */
+  dashboardSignInAttempts: number;
 };
 
 /** Project root: the folder holding package.json, whether running from source or dist/. */
@@ -154,5 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     whisperAutoDownload: e.WHISPER_AUTO_DOWNLOAD,
     apertiumPath: e.APERTIUM_PATH,
     apertiumModesDir: e.APERTIUM_MODES_DIR,
+    dashboardSessionTtlMs: e.DASHBOARD_SESSION_TTL_MINUTES * 60_000,
+    dashboardSignInAttempts: e.DASHBOARD_SIGN_IN_ATTEMPTS,
   };
 }

@@ -2,18 +2,22 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121000000 as PgInitial } from './postgresql/Migration20261121000000';
 import { Migration20261121010000 as PgIdempotency } from './postgresql/Migration20261121010000';
 import { Migration20261121020000 as PgWebhooks } from './postgresql/Migration20261121020000';
+import { Migration20261122100000 as PgDashboard } from './postgresql/Migration20261122100000';
 import { Migration20261121000000 as SqliteInitial } from './sqlite/Migration20261121000000';
 import { Migration20261121010000 as SqliteIdempotency } from './sqlite/Migration20261121010000';
 import { Migration20261121020000 as SqliteWebhooks } from './sqlite/Migration20261121020000';
+import { Migration20261122100000 as SqliteDashboard } from './sqlite/Migration20261122100000';
 
 // Listed explicitly so migrations run the same from source and from dist/, per dialect.
 export const sqliteMigrations: MigrationObject[] = [
   { name: 'Migration20261121000000', class: SqliteInitial },
   { name: 'Migration20261121010000', class: SqliteIdempotency },
   { name: 'Migration20261121020000', class: SqliteWebhooks },
+  { name: 'Migration20261122100000', class: SqliteDashboard },
 ];
 export const postgresMigrations: MigrationObject[] = [
   { name: 'Migration20261121000000', class: PgInitial },
   { name: 'Migration20261121010000', class: PgIdempotency },
   { name: 'Migration20261121020000', class: PgWebhooks },
+  { name: 'Migration20261122100000', class: PgDashboard },
 ];

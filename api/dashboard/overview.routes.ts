@@ -1,0 +1,33 @@
+import Router from '@koa/router';
+import { listAccountKeys } from '../../db/accounts.repository';
+import { accountSummary } from '../services/account.service';
+import { listJobs } from '../services/jobs.service';
+import type { ApiDeps } from '../context';
+import { ledgerPage, usagePerDay } from './credits.service';
+import { renderPage } from './render';
+import { signedInAccount, type DashboardState } from './session';
+import { creditsView, overviewView } from './views/credits.view';
+
+const RECENT_JOBS = 5;
+
+/** The overview and the credits-and-plan page. */
+export function overviewRoutes(deps: Pick<ApiDeps, 'orchestrator' | 'links'>): Router<DashboardState> {
+  const router = new Router<DashboardState>();
+
+  router.get(['/dashboard', '/dashboard/'], async (ctx) => {
+    const account = signedInAccount(ctx);
+    const [summary, recent, keys] = [await accountSummary(ctx.state.em, account), await listJobs(ctx.state.em, deps, account, { limit: RECENT_JOBS }), await listAccountKeys(ctx.state.em, account.id)];
+    await renderPage(ctx, 'Overview', (page) => overviewView(page, { summary, recent: recent.items, keyCount: keys.length }), { wide: true });
+  });
+
+  router.get('/dashboard/credits', async (ctx) => {
+    const account = signedInAccount(ctx);
+    const cursor = typeof ctx.query.cursor === 'string' && ctx.query.cursor ? ctx.query.cursor : undefined;
+    const summary = await accountSummary(ctx.state.em, account);
+    const usage = await usagePerDay(ctx.state.em, account);
+    const ledger = await ledgerPage(ctx.state.em, account, cursor);
+    await renderPage(ctx, 'Credits and plan', (page) => creditsView(page, { summary, usage, ledger, cursor }), { wide: true });
+  });
+
+  return router;
+}
