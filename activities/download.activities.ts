@@ -65,6 +65,8 @@ export function createDownloadActivities(deps: DownloadDeps) {
             signal: Context.current().cancellationSignal,
             onProgress: progressReporter(input.progressRange),
           });
+        } catch (err) {
+          throw ApplicationFailure.retryable((err as Error).message, 'FfmpegFailed');
         } finally {
           stop();
         }

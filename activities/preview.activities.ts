@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
+import type { FfmpegEngine, ProbeStream } from '../engines/ffmpeg/ffmpeg.engine';
 import type { Storage } from '../engines/storage';
 import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
 import type { PreviewParams } from '../lib/operations';
@@ -38,7 +38,7 @@ export function createPreviewActivities(deps: PreviewDeps) {
     async makePreview(input: MakePreviewInput): Promise<JobOutput> {
       const p = input.params;
       const src = path.join(storage.workDirOf(input.jobId), input.sourceFile);
-      const { probe, duration } = await videoSource(ffmpeg, src);
+      const { probe, video, duration } = await videoSource(ffmpeg, src);
       const width = p.width;
       const ext = p.preview_type === 'gif' ? 'gif' : p.preview_type === 'clip' ? 'mp4' : 'jpg';
       const relative = storage.outputRelative(input.jobId, `preview.${ext}`);
@@ -66,12 +66,8 @@ export function createPreviewActivities(deps: PreviewDeps) {
         case 'mosaic': {
           const columns = p.columns ?? 4;
           const rows = p.rows ?? 4;
-          const n = columns * rows;
-          // n evenly spaced frames: the middle of each of n equal parts of the source
-          const tileWidth = Math.ceil(width / columns);
-          const vf = `fps=${n}/${duration.toFixed(6)},scale=${tileWidth}:-1:flags=lanczos,tile=${columns}x${rows},scale=${width}:-1:flags=lanczos`;
-          const args = ['-ss', (duration / (2 * n)).toFixed(3), '-i', src, '-map', '0:v:0', '-vf', vf, '-frames:v', '1', '-q:v', '2', '-update', '1'];
-          await runFfmpegStep(ffmpeg, [...args, '-f', 'image2', '-c:v', 'mjpeg', '-y', out], duration, input.progressRange);
+          const { inputs, graph } = mosaicGraph(src, mosaicTimes(video, duration, columns * rows), columns, rows, width);
+          await runFfmpegStep(ffmpeg, [...inputs, '-filter_complex', graph, '-frames:v', '1', '-q:v', '2', '-update', '1', '-f', 'image2', '-c:v', 'mjpeg', '-y', out], 1, input.progressRange);
           break;
         }
         case 'clip': {
@@ -117,3 +113,25 @@ export function createPreviewActivities(deps: PreviewDeps) {
 }
 
 export type PreviewActivities = ReturnType<typeof createPreviewActivities>;
+
+/**
+ * Mosaic frame times: the middle of each of n equal parts of the video stream, never past its last
+ * frame, so every tile shows a real frame (sampling with fps= after a seek could come up one short,
+ * leaving the last tile black).
+ */
+export function mosaicTimes(video: ProbeStream, duration: number, n: number): number[] {
+  const length = Number(video.duration) > 0 ? Math.min(Number(video.duration), duration) : duration;
+  const [num, den] = (video.avg_frame_rate ?? '25/1').split('/').map(Number);
+  const frame = num && den ? den / num : 0.04;
+  const last = Math.max(0, length - 1.5 * frame);
+  return Array.from({ length: n }, (_, i) => Math.min((length * (i + 0.5)) / n, last));
+}
+
+/** One fast-seeked input per tile (decoding only from the keyframe before each), the first frame of each, tiled. */
+function mosaicGraph(src: string, times: number[], columns: number, rows: number, width: number): { inputs: string[]; graph: string } {
+  const tile = Math.ceil(width / columns);
+  const inputs = times.flatMap((t) => ['-ss', t.toFixed(3), '-i', src]);
+  const frames = times.map((_, i) => `[${i}:v:0]trim=end_frame=1,setpts=PTS-STARTPTS,scale=${tile}:-1:flags=lanczos,setsar=1[f${i}]`);
+  const graph = `${frames.join(';')};${times.map((_, i) => `[f${i}]`).join('')}concat=n=${times.length}:v=1:a=0,tile=${columns}x${rows},scale=${width}:-1:flags=lanczos`;
+  return { inputs, graph };
+}

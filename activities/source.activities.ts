@@ -59,15 +59,21 @@ export function createSourceActivities(deps: SourceDeps) {
     }
   }
 
-  /** For a direct media URL, fills duration, size and stream details from ffprobe (best effort). */
-  async function measureDirect(info: YtDlpInfo): Promise<YtDlpInfo> {
+  /**
+   * A URL yt-dlp took for a media file itself (a direct link, or the one file a page points to)
+   * carries no metadata: duration, size and streams are measured with ffprobe. A "file" in which
+   * ffprobe finds no audio or video (a text file, say) is not media: unsupported, like any other URL.
+   */
+  async function measureDirect(url: string, info: YtDlpInfo): Promise<YtDlpInfo> {
     const target = info.formats?.length === 1 ? info.formats[0]?.url : info.url;
     if (!info.direct || !target || (info.duration && info.height)) return info;
     const signal = Context.current().cancellationSignal;
     const p = await alive(() => throughEgress(egress, (proxyUrl) => ffmpeg.probe(target, { proxyUrl, signal }).catch(() => null)));
-    if (!p) return info;
-    const v = p.streams.find((s) => s.codec_type === 'video');
-    const a = p.streams.find((s) => s.codec_type === 'audio');
+    const v = p?.streams.find((s) => s.codec_type === 'video');
+    const a = p?.streams.find((s) => s.codec_type === 'audio');
+    if (!p || (!v && !a)) {
+      throw ApplicationFailure.nonRetryable(`No platform handler supports ${url}: it is not a video page, a playlist of one video, or a media file`, FAILURE_TYPES.unsupported);
+    }
     const fps = v?.avg_frame_rate?.split('/').map(Number);
     return {
       ...info,
@@ -148,7 +154,7 @@ export function createSourceActivities(deps: SourceDeps) {
   return {
     /** Metadata for `GET /v1/info`. */
     async readInfo(url: string): Promise<VideoInfo> {
-      return toVideoInfo(url, await measureDirect(await probe(url)));
+      return toVideoInfo(url, await measureDirect(url, await probe(url)));
     },
 
     /** Checks the safety limits (duration, size, live) before anything is downloaded. */

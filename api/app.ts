@@ -5,6 +5,8 @@ import { DomainError } from '../lib/errors';
 import { rateLimitMiddleware, requireAuth } from './auth.middleware';
 import type { ApiDeps, ApiState } from './context';
 import { dashboard } from './dashboard/dashboard';
+import { useCursorKey } from './cursor';
+import { isUnmetered } from './metering';
 import { errorMiddleware } from './error.middleware';
 import { filesRoutes } from './files.routes';
 import { idempotency } from './idempotency.middleware';
@@ -28,16 +30,28 @@ function bodyError(err: Error & { status?: number }, encoding: string): DomainEr
   return new DomainError('bad_request', 'The request body could not be read');
 }
 
-const UNMETERED_EXACT = new Set(['/healthz', '/readyz', '/v1/openapi.json']);
-const UNMETERED_PREFIXES = ['/v1/files/', '/dashboard'];
-
-export function isUnmetered(path: string): boolean {
-  return UNMETERED_EXACT.has(path) || UNMETERED_PREFIXES.some((p) => path.startsWith(p));
+/** 405 with `Allow` for a path that exists under other methods (OPTIONS answers 204 with `Allow`). */
+function methodNotAllowed(routers: Router<ApiState>[]): Koa.Middleware<ApiState> {
+  return async (ctx, next) => {
+    await next();
+    if (ctx.status !== 404 || ctx.body !== undefined) return;
+    const allow = new Set<string>();
+    for (const r of routers) for (const layer of r.match(ctx.path, ctx.method).path) for (const m of layer.methods) allow.add(m);
+    if (allow.size === 0) return;
+    allow.add('OPTIONS');
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Allow', [...allow].join(', '));
+      ctx.status = 204;
+      return;
+    }
+    throw new DomainError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; use ${[...allow].join(', ')}`, { allow: [...allow] });
+  };
 }
 
 /** Builds the Koa app. Order: errors → per-request EntityManager → rate limit → dashboard → public routes → auth → routes. */
 export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknown) => void } = {}): Koa<ApiState> {
   const app = new Koa<ApiState>({ proxy: deps.config.trustProxy });
+  useCursorKey(deps.links.derive('cursors'));
   const log = opts.log ?? ((msg, err) => console.error(msg, err));
 
   app.use(errorMiddleware(log));
@@ -62,14 +76,16 @@ export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknow
   pub.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });
-  app.use(pub.routes());
-  app.use(filesRoutes(deps).routes());
-
+  const files = filesRoutes(deps);
   const authed = new Router<ApiState>();
   authed.use(requireAuth());
   const idem = idempotency();
   authed.use((ctx, next) => (ctx.method === 'POST' ? idem(ctx, next) : next()));
   for (const r of [operationsRoutes(deps), jobsRoutes(deps), infoRoutes(deps), webhooksRoutes(deps), languagesRoutes(deps), accountRoutes()]) authed.use(r.routes());
+
+  app.use(methodNotAllowed([pub, files, authed]));
+  app.use(pub.routes());
+  app.use(files.routes());
   app.use(authed.routes());
 
   return app;

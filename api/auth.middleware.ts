@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import { PLANS } from '../db/account.entity';
 import { authenticate, recordKeyUsage } from '../db/accounts.repository';
-import { hitRateLimit } from '../db/rate-limit.repository';
+import { hitRateLimit, type RateWindow } from '../db/rate-limit.repository';
 import { DomainError } from '../lib/errors';
 import type { ApiState } from './context';
 
@@ -23,15 +23,23 @@ export function rateLimitMiddleware(): Koa.Middleware<ApiState> {
     ctx.state.auth = auth.ok || raw !== '' ? auth : { ok: false, reason: 'invalid' };
     const [bucket, limit] = auth.ok ? [`key:${auth.key.id}`, PLANS[auth.account.plan].requestsPerMinute] : [`ip:${ctx.ip}`, PLANS.free.requestsPerMinute];
     const w = await hitRateLimit(ctx.state.em, bucket, limit);
-    ctx.set('X-RateLimit-Limit', String(w.limit));
-    ctx.set('X-RateLimit-Remaining', String(w.remaining));
-    ctx.set('X-RateLimit-Reset', String(w.reset));
-    if (w.exceeded) {
-      const wait = Math.max(1, w.reset - Math.floor(Date.now() / 1000));
-      throw new DomainError('rate_limited', `Rate limit of ${w.limit} requests per minute exceeded; retry in ${wait} s`, { retryAfterSeconds: wait });
-    }
+    setRateLimitHeaders(ctx, w);
+    if (w.exceeded) throw rateLimited(w);
     await next();
   };
+}
+
+/** The X-RateLimit-* headers of a window (decisions.md: on every metered response, errors included). */
+export function setRateLimitHeaders(ctx: Koa.Context | Koa.ParameterizedContext<ApiState>, w: RateWindow): void {
+  ctx.set('X-RateLimit-Limit', String(w.limit));
+  ctx.set('X-RateLimit-Remaining', String(w.remaining));
+  ctx.set('X-RateLimit-Reset', String(w.reset));
+}
+
+/** The 429 for an exceeded window, with Retry-After. */
+export function rateLimited(w: RateWindow): DomainError {
+  const wait = Math.max(1, w.reset - Math.floor(Date.now() / 1000));
+  return new DomainError('rate_limited', `Rate limit of ${w.limit} requests per minute exceeded; retry in ${wait} s`, { retryAfterSeconds: wait });
 }
 
 /** 401 for a missing, malformed or unknown key; 403 for a deactivated one. Records key usage. */

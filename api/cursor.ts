@@ -1,3 +1,6 @@
+// Opaque keyset cursors over (created_at, id), newest first. Signed, so a cursor the server did not
+// issue (or one edited by hand) is a 422 before anything reaches the database.
+import crypto from 'node:crypto';
 import { DomainError } from '../lib/errors';
 
 interface Cursor {
@@ -5,23 +8,48 @@ interface Cursor {
   id: string;
 }
 
-/** Opaque keyset cursor over (created_at, id), newest first. */
-export function encodeCursor(row: { createdAt: Date; id: string | number }): string {
-  return Buffer.from(JSON.stringify({ t: row.createdAt.getTime(), id: String(row.id) } satisfies Cursor)).toString('base64url');
+let key: Buffer = crypto.randomBytes(32);
+
+/** Sets the signing key; every API process derives the same one from the shared server secret. */
+export function useCursorKey(secret: Buffer): void {
+  key = secret;
 }
+
+function mac(payload: string): string {
+  return crypto.createHmac('sha256', key).update(payload).digest('base64url').slice(0, 22);
+}
+
+export function encodeCursor(row: { createdAt: Date; id: string | number }): string {
+  const payload = Buffer.from(JSON.stringify({ t: row.createdAt.getTime(), id: String(row.id) } satisfies Cursor)).toString('base64url');
+  return `${payload}.${mac(payload)}`;
+}
+
+const INVALID = 'cursor is not valid: pass next_cursor from a previous response unchanged';
+const MAX_DATE_MS = 8.64e15;
 
 /** The `where` that continues after a cursor: pages stay consistent while rows are added or deleted. 422 on a bad cursor. */
 export function afterCursor(raw: string): Record<string, unknown> {
-  let c: Cursor | null = null;
-  try {
-    const parsed = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
-    if (typeof parsed.t === 'number' && typeof parsed.id === 'string') c = parsed;
-  } catch {
-    // fall through
-  }
-  if (!c) throw DomainError.invalid('cursor is not valid: pass next_cursor from a previous response unchanged', [{ field: 'cursor', message: 'invalid cursor' }]);
+  const c = decode(raw);
+  if (!c) throw DomainError.invalid(INVALID, [{ field: 'cursor', message: 'not a cursor this server issued' }]);
   const t = new Date(c.t);
   return { $or: [{ createdAt: { $lt: t } }, { createdAt: t, id: { $lt: c.id } }] };
+}
+
+function decode(raw: string): Cursor | null {
+  const m = /^([A-Za-z0-9_-]{1,200})\.([A-Za-z0-9_-]{22})$/.exec(raw);
+  if (!m) return null;
+  const given = Buffer.from(m[2]!);
+  const expected = Buffer.from(mac(m[1]!));
+  if (!crypto.timingSafeEqual(given, expected)) return null;
+  try {
+    const c = JSON.parse(Buffer.from(m[1]!, 'base64url').toString('utf8')) as Cursor;
+    // signed, so well-formed; still checked, so nothing odd can reach a query
+    if (!Number.isInteger(c.t) || c.t < 0 || c.t > MAX_DATE_MS) return null;
+    if (typeof c.id !== 'string' || !/^([0-9a-f-]{36}|\d{1,15})$/.test(c.id)) return null;
+    return c;
+  } catch {
+    return null;
+  }
 }
 
 /** Splits a `limit + 1` query result into a page and its paging fields. */

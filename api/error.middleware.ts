@@ -8,6 +8,7 @@ export const STATUS_OF: Record<ErrorKind, number> = {
   insufficient_credits: 402,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   conflict: 409,
   gone: 410,
   payload_too_large: 413,
@@ -34,6 +35,7 @@ export function errorMiddleware(log: (msg: string, err: unknown) => void): Koa.M
       ctx.status = status;
       if (e?.kind === 'unauthenticated') ctx.set('WWW-Authenticate', 'Bearer');
       if (e?.kind === 'rate_limited' && e.extra.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(e.extra.retryAfterSeconds));
+      if (e?.extra.allow) ctx.set('Allow', e.extra.allow.join(', '));
       const detail = e?.detail ?? 'Internal error; the request was not completed. Try again, and contact support if it persists.';
       ctx.body = e?.extra.errors ? { detail, errors: e.extra.errors } : { detail };
     }

@@ -3,7 +3,9 @@ import path from 'node:path';
 import Router from '@koa/router';
 import { z } from 'zod';
 import { Job } from '../db/job.entity';
+import { hitRateLimit } from '../db/rate-limit.repository';
 import { DomainError } from '../lib/errors';
+import { rateLimited, setRateLimitHeaders } from './auth.middleware';
 import type { ApiDeps, ApiState } from './context';
 import { errorResponses, registry } from './openapi';
 
@@ -14,7 +16,7 @@ registry.registerPath({
   summary: 'Fetch a job output with the signed download_url (no Authorization header needed)',
   security: [],
   request: { params: z.object({ token: z.string() }) },
-  responses: { 200: { description: 'The file' }, ...errorResponses(404, 410, 429) },
+  responses: { 200: { description: 'The file', content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } }, ...errorResponses(404, 410, 429) },
 });
 
 const TYPES: Record<string, string> = {
@@ -39,6 +41,9 @@ function downloadName(title: unknown, ext: string): string {
   return `${base || 'output'}.${ext}`;
 }
 
+/** Fetches of one download link per minute. */
+export const FILE_LINK_REQUESTS_PER_MINUTE = 60;
+
 export function filesRoutes(deps: ApiDeps): Router<ApiState> {
   const router = new Router<ApiState>();
 
@@ -46,6 +51,10 @@ export function filesRoutes(deps: ApiDeps): Router<ApiState> {
     const check = deps.links.verify(ctx.params.token ?? '');
     if (!check.ok && check.reason === 'expired') throw new DomainError('gone', 'This download link has expired; create a new job to get the file again');
     if (!check.ok) throw DomainError.notFound('Unknown download link');
+    // Limited per link, not per client: many people behind one address may fetch different results.
+    const w = await hitRateLimit(ctx.state.em, `file:${check.jobId}`, FILE_LINK_REQUESTS_PER_MINUTE);
+    setRateLimitHeaders(ctx, w);
+    if (w.exceeded) throw rateLimited(w);
     const job = await ctx.state.em.findOne(Job, check.jobId);
     if (!job || job.status !== 'completed' || !job.outputFile) throw DomainError.notFound('Unknown download link');
     if (job.expiresAt && job.expiresAt.getTime() <= Date.now()) throw new DomainError('gone', 'This download link has expired; create a new job to get the file again');

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/core';
 import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
 import { createApp } from '../api/app';
+import { createApiServer } from '../api/http-server';
 import { JobDispatcher } from '../api/services/job-dispatcher';
 import { openOrm } from '../db/orm';
 import { serverSecret } from '../db/secrets.repository';
@@ -59,7 +60,7 @@ export async function startApi(config: Config, orm: MikroORM, address: string): 
     storage: new Storage(config),
     speech: createSpeechServices(config),
   });
-  const server = http.createServer(app.callback());
+  const server = createApiServer(app.callback());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

@@ -2,9 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { MikroORM, type Options } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
-import { PostgreSqlDriver } from '@mikro-orm/postgresql';
-import { SqliteDriver } from '@mikro-orm/sqlite';
 import type { Config } from '../lib/config';
+import { BoundPostgreSqlDriver, BoundSqliteDriver } from './bound-drivers';
 import { AccountEntitySchema } from './account.entity';
 import { ApiKeyEntitySchema, ApiKeyUsageEntitySchema } from './api-key.entity';
 import { CreditEntryEntitySchema } from './credit-entry.entity';
@@ -51,7 +50,7 @@ export function ormOptions(config: Pick<Config, 'databaseUrl' | 'sqlitePath'>): 
   if (config.databaseUrl) {
     return {
       ...common,
-      driver: PostgreSqlDriver,
+      driver: BoundPostgreSqlDriver,
       clientUrl: config.databaseUrl,
       migrations: { migrationsList: postgresMigrations, transactional: true, disableForeignKeys: false, silent: true, snapshot: false },
     };
@@ -59,7 +58,7 @@ export function ormOptions(config: Pick<Config, 'databaseUrl' | 'sqlitePath'>): 
   fs.mkdirSync(path.dirname(config.sqlitePath), { recursive: true });
   return {
     ...common,
-    driver: SqliteDriver,
+    driver: BoundSqliteDriver,
     dbName: config.sqlitePath,
     migrations: { migrationsList: sqliteMigrations, transactional: true, disableForeignKeys: false, silent: true, snapshot: false },
     pool: { min: 1, max: 1, afterCreate: sqliteAfterCreate } as Options['pool'],

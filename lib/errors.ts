@@ -15,6 +15,7 @@ export type ErrorKind =
   | 'insufficient_credits'
   | 'forbidden'
   | 'not_found'
+  | 'method_not_allowed'
   | 'conflict'
   | 'gone'
   | 'invalid'
@@ -28,7 +29,7 @@ export class DomainError extends Error {
     readonly kind: ErrorKind,
     /** A sentence a person can act on. */
     readonly detail: string,
-    readonly extra: { errors?: FieldError[]; retryAfterSeconds?: number } = {},
+    readonly extra: { errors?: FieldError[]; retryAfterSeconds?: number; allow?: string[] } = {},
   ) {
     super(detail);
     this.name = 'DomainError';

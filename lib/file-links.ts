@@ -30,6 +30,11 @@ export class FileLinks {
     return { ok: true, jobId, expiresAt };
   }
 
+  /** A key for another purpose, derived from the same shared secret (e.g. signing page cursors). */
+  derive(purpose: string): Buffer {
+    return crypto.createHmac('sha256', this.secret).update(`mediasvc:${purpose}`).digest();
+  }
+
   private sign(payload: string): string {
     return crypto.createHmac('sha256', this.secret).update(payload).digest('base64url');
   }

@@ -155,15 +155,16 @@ describe('mediaJobWorkflow (time-skipping)', function () {
     const m = mocks({
       process: {
         finalizeDownload: async () => {
-          throw ApplicationFailure.retryable('ffmpeg failed: Conversion failed!', 'Error');
+          throw ApplicationFailure.retryable('ffmpeg failed with exit code 1 (Conversion failed!)', 'FfmpegFailed');
         },
       },
     });
     const { workflowFailure } = await run(m);
-    assert.equal(workflowFailure, 'Processing failed: ffmpeg failed: Conversion failed!');
+    assert.match(workflowFailure!, /^The media could not be processed: ffmpeg failed on it every time it was tried/);
+    assert.doesNotMatch(workflowFailure!, /exit code|Conversion failed/, 'the tool\'s raw output stays in the logs');
     assert.equal(m.calls.filter((c) => c.name === 'finalizeDownload').length, 3);
     const msg = (m.calls.find((c) => c.name === 'failJob')!.args[0] as { errorMessage: string }).errorMessage;
-    assert.equal(msg, 'Processing failed: ffmpeg failed: Conversion failed!');
+    assert.equal(msg, workflowFailure);
   });
 
   it('a cancellation stops the running step first, then fails the job with "cancelled by the client", refunds it and sends job.failed', async () => {

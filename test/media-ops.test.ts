@@ -313,6 +313,27 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
       assert.notEqual(ha.difference_hash, hb.difference_hash);
     });
 
+    it('every mosaic tile shows a real frame: a 5 s source at 3×2, a 1 s source at 8×8 (no black last tile)', async () => {
+      for (const [seconds, columns, rows] of [[5, 3, 2], [1, 8, 8], [2.2, 5, 3]] as const) {
+        const jobId = crypto.randomUUID();
+        const dir = path.join(storage.workDirOf(jobId), 'download');
+        fs.mkdirSync(dir, { recursive: true });
+        await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25', '-f', 'lavfi', '-i', 'sine=frequency=440', '-t', String(seconds), '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', path.join(dir, 'source.mp4')]);
+        const params = defaults({ preview_type: 'mosaic', columns, rows, width: 640 });
+        const out = (await activityEnv().run(previewActs().makePreview, { jobId, sourceFile: 'download/source.mp4', params, progressRange: [60, 99] as [number, number] })) as JobOutput;
+        const { data, info } = await sharp(storage.filePath(out.outputFile)).greyscale().raw().toBuffer({ resolveWithObject: true });
+        const tw = Math.floor(info.width / columns);
+        const th = Math.floor(info.height / rows);
+        for (let r = 0; r < rows; r++) {
+          for (let c = 0; c < columns; c++) {
+            let sum = 0;
+            for (let y = r * th; y < (r + 1) * th; y++) for (let x = c * tw; x < (c + 1) * tw; x++) sum += data[y * info.width + x]!;
+            assert.ok(sum / (tw * th) > 40, `${seconds} s at ${columns}×${rows}: tile ${r},${c} is black (mean ${(sum / (tw * th)).toFixed(1)})`);
+          }
+        }
+      }
+    });
+
     it('mosaic with defaults (4×4, sheet 480 wide) and explicit 3×2 at 900 wide, tiles keeping the aspect ratio', async () => {
       const a = await preview(defaults({ preview_type: 'mosaic', columns: 4, rows: 4 }));
       assert.equal(a.v.codec_name, 'mjpeg');

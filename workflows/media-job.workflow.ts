@@ -4,6 +4,7 @@ import {
   CancellationScope,
   CancelledFailure,
   isCancellation,
+  log,
   ParentClosePolicy,
   patched,
   startChild,
@@ -31,6 +32,7 @@ export async function mediaJobWorkflow(input: MediaJobInput): Promise<JobEnd> {
     end = await control.completeJob({ jobId: input.jobId, output });
   } catch (err) {
     failure = isCancellation(err) ? { message: CANCELLED_MESSAGE, cancelled: true } : { message: describeFailure(err), cancelled: false };
+    if (!failure.cancelled) log.info('job failed', { jobId: input.jobId, jobType: input.jobType, errorMessage: failure.message, cause: err instanceof Error ? err.message : String(err) });
     const errorMessage = failure.message;
     // Refund and notify even when cancelled: these steps must not be cancelled themselves.
     end = await CancellationScope.nonCancellable(() => control.failJob({ jobId: input.jobId, errorMessage }));
@@ -79,13 +81,22 @@ async function startEventDeliveries(jobId: string, end: JobEnd): Promise<void> {
 }
 
 const USER_FACING: string[] = Object.values(FAILURE_TYPES);
+/** Transient failures whose messages the engines already phrase for people (the tool's own words stay in the logs). */
+const PHRASED: string[] = ['YtDlpFailed', 'DirectDownloadFailed', 'CommentsFailed'];
 
-/** A sentence for error_message: the innermost application message, not Temporal's wrapper text. */
+/**
+ * The job's error_message: a sentence a person can act on. User errors and phrased engine failures
+ * keep their message; a tool that kept failing, or an internal fault, is described without its raw
+ * output (the worker logs that).
+ */
 export function describeFailure(err: unknown): string {
   let cur: unknown = err;
   while (cur instanceof ActivityFailure && cur.cause) cur = cur.cause;
   if (cur instanceof TimeoutFailure) return 'The job timed out: a processing step took too long or its worker stopped responding';
   if (cur instanceof CancelledFailure) return 'The job was cancelled';
-  if (cur instanceof ApplicationFailure) return cur.type && USER_FACING.includes(cur.type) ? cur.message : `Processing failed: ${cur.message}`;
-  return `Processing failed: ${cur instanceof Error ? cur.message : String(cur)}`;
+  if (cur instanceof ApplicationFailure && cur.type && (USER_FACING.includes(cur.type) || PHRASED.includes(cur.type))) return cur.message;
+  if (cur instanceof ApplicationFailure && cur.type === 'FfmpegFailed') {
+    return 'The media could not be processed: ffmpeg failed on it every time it was tried. The source may be damaged or in a form that cannot be converted';
+  }
+  return 'Processing failed because of an internal error (the details are in the service logs); the credits were refunded. Try again, and contact support if it persists';
 }

@@ -2,7 +2,7 @@
 // REST bodies, generates OpenAPI (zod-to-openapi reads .meta) and MCP tool schemas (z.toJSONSchema).
 import { z } from 'zod';
 import { canonicalUrl, urlSyntaxProblem } from '../address-policy';
-import { parseTimeString, TIME_STRING_PATTERN } from '../time';
+import { MAX_TIME_SECONDS, parseTimeString, TIME_STRING_PATTERN } from '../time';
 
 /** An http(s) URL, stored and passed on only in its canonical form. */
 function httpUrl(description: string, example: string) {
@@ -35,9 +35,9 @@ const TIME_HELP = 'must be HH:MM:SS, MM:SS or a number of seconds';
 export const TimeString = z
   .union([
     z.string().regex(new RegExp(TIME_STRING_PATTERN), TIME_HELP),
-    z.number({ error: TIME_HELP }).min(0, 'must not be negative'),
+    z.number({ error: TIME_HELP }).min(0, 'must not be negative').max(MAX_TIME_SECONDS, `must be at most ${MAX_TIME_SECONDS} seconds`),
   ], { error: TIME_HELP })
-  .refine((v) => parseTimeString(v) !== null, { message: `${TIME_HELP}, at most 100 days` })
+  .refine((v) => parseTimeString(v) !== null, { message: `${TIME_HELP}, at most ${MAX_TIME_SECONDS} seconds` })
   .transform((v) => String(v))
   .meta({ examples: ['01:30', 90, '75.5'] });
 

@@ -12,7 +12,7 @@ export const FingerprintRequestSchema = z
     hash_size: z
       .union([z.literal(8), z.literal(16), z.literal(32)], { error: 'must be 8, 16 or 32' })
       .default(16)
-      .meta({ description: 'Bits per side: each hash has hash_size² bits', type: 'integer' }),
+      .meta({ description: 'Bits per side: each hash has hash_size² bits', type: 'integer', enum: [...HASH_SIZES] }),
     webhook_url: WebhookUrl,
   })
   .meta({ id: 'FingerprintRequest' });

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/core';
 import { createApp } from '../../api/app';
+import { createApiServer } from '../../api/http-server';
 import { JobDispatcher } from '../../api/services/job-dispatcher';
 import type { PlanName } from '../../db/account.entity';
 import { createAccount, createApiKey } from '../../db/accounts.repository';
@@ -87,7 +87,7 @@ export async function startApiHarness(dialect: Dialect): Promise<ApiHarness> {
   const orm = await openOrm(config, { migrate: true });
   const orchestrator = new StubOrchestrator();
   const storage = new Storage(config);
-  const server = http.createServer();
+  const server = createApiServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const links = new FileLinks('test-secret', baseUrl);

@@ -1,0 +1,103 @@
+// MikroORM 6 formats every SQL statement client-side: platform.formatQuery() escapes each value and
+// splices it into the SQL text, so nothing is ever bound. Escaping is not binding (a NUL byte in a
+// value ended the SQL text early: "SQLITE_ERROR: unrecognized token"). These drivers pass values to
+// the database as real parameters (sqlite3 and pg bind them); only a statement carrying a raw SQL
+// fragment as a value, which cannot be bound, falls back to the ORM's own formatting.
+import { JsonProperty, Utils, type Configuration } from '@mikro-orm/core';
+import { AbstractSqlDriver, type AbstractSqlConnection, type Knex } from '@mikro-orm/knex';
+import { PostgreSqlConnection, PostgreSqlPlatform } from '@mikro-orm/postgresql';
+import { SqliteConnection, SqlitePlatform } from '@mikro-orm/sqlite';
+
+const UNBINDABLE = Symbol('unbindable');
+
+/** The parameter as the database should receive it, with the ORM's own conversions; UNBINDABLE for a raw fragment. */
+function toBinding(value: unknown, datesAsMilliseconds: boolean): unknown {
+  if (value === undefined || value === null) return null;
+  if (value instanceof Date) return datesAsMilliseconds ? value.getTime() : value;
+  if (Buffer.isBuffer(value) || ['string', 'number', 'boolean', 'bigint'].includes(typeof value)) return value;
+  if (Utils.isRawSql(value) || (typeof value === 'object' && value !== null && 'toSQL' in value)) return UNBINDABLE;
+  if (Array.isArray(value)) {
+    const items = value.map((v) => toBinding(v, datesAsMilliseconds));
+    return items.includes(UNBINDABLE) ? UNBINDABLE : items;
+  }
+  if (Utils.isPlainObject(value) || (value as Record<symbol, unknown>)[JsonProperty]) return JSON.stringify(value);
+  return UNBINDABLE;
+}
+
+type ExecuteArgs = Parameters<AbstractSqlConnection['execute']>;
+
+/** execute() with real bindings; `self` is the connection, `fallback` the ORM's formatting execute. */
+async function executeBound(
+  self: AbstractSqlConnection & { ensureConnectionPublic(): Promise<void>; executeQueryPublic<T>(sql: string, cb: () => Promise<T>, context: object): Promise<T>; transformRawResultPublic<T>(res: unknown, method: string): T },
+  datesAsMilliseconds: boolean,
+  fallback: (...args: ExecuteArgs) => Promise<unknown>,
+  ...[queryOrKnex, params = [], method = 'all', ctx, loggerContext]: ExecuteArgs
+): Promise<unknown> {
+  let sql: string;
+  let values: unknown[] = params;
+  if (typeof queryOrKnex === 'string') {
+    sql = queryOrKnex;
+  } else {
+    const builder = queryOrKnex as Knex.QueryBuilder | Knex.Raw;
+    ctx ??= (builder as unknown as { client: { transacting?: boolean } }).client.transacting ? (builder as never) : undefined;
+    const compiled = builder.toSQL();
+    sql = compiled.sql;
+    values = [...(compiled.bindings ?? [])];
+  }
+  const bindings = values.map((v) => toBinding(v, datesAsMilliseconds));
+  if (bindings.length === 0 || bindings.includes(UNBINDABLE)) return fallback(sql, values, method, ctx, loggerContext);
+  await self.ensureConnectionPublic();
+  return self.executeQueryPublic(
+    sql,
+    async () => {
+      const query = self.getKnex().raw(sql, bindings as Knex.RawBinding[]);
+      if (ctx) void query.transacting(ctx as Knex.Transaction);
+      return self.transformRawResultPublic(await query, method);
+    },
+    { query: sql, params: values, ...loggerContext },
+  );
+}
+
+class BoundSqliteConnection extends SqliteConnection {
+  override execute(...args: ExecuteArgs): Promise<never> {
+    return executeBound(this as never, true, (...a) => super.execute(...a), ...args) as Promise<never>;
+  }
+  ensureConnectionPublic() {
+    return this.ensureConnection();
+  }
+  executeQueryPublic<T>(sql: string, cb: () => Promise<T>, context: object) {
+    return this.executeQuery(sql, cb, context as never);
+  }
+  transformRawResultPublic<T>(res: unknown, method: string): T {
+    return this.transformRawResult(res, method as never);
+  }
+}
+
+class BoundPostgreSqlConnection extends PostgreSqlConnection {
+  override execute(...args: ExecuteArgs): Promise<never> {
+    return executeBound(this as never, false, (...a) => super.execute(...a), ...args) as Promise<never>;
+  }
+  ensureConnectionPublic() {
+    return this.ensureConnection();
+  }
+  executeQueryPublic<T>(sql: string, cb: () => Promise<T>, context: object) {
+    return this.executeQuery(sql, cb, context as never);
+  }
+  transformRawResultPublic<T>(res: unknown, method: string): T {
+    return this.transformRawResult(res, method as never);
+  }
+}
+
+/** SQLite through sqlite3, every value bound. */
+export class BoundSqliteDriver extends AbstractSqlDriver<BoundSqliteConnection, SqlitePlatform> {
+  constructor(config: Configuration) {
+    super(config, new SqlitePlatform(), BoundSqliteConnection, ['knex', 'sqlite3']);
+  }
+}
+
+/** PostgreSQL through pg, every value bound. */
+export class BoundPostgreSqlDriver extends AbstractSqlDriver<BoundPostgreSqlConnection, PostgreSqlPlatform> {
+  constructor(config: Configuration) {
+    super(config, new PostgreSqlPlatform(), BoundPostgreSqlConnection, ['knex', 'pg']);
+  }
+}
