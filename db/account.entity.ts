@@ -6,6 +6,8 @@ export const PLANS = {
   pro: { requestsPerMinute: 200, monthlyCredits: 2_000 },
   growth: { requestsPerMinute: 500, monthlyCredits: 10_000 },
   business: { requestsPerMinute: 1_000, monthlyCredits: 35_000 },
+  // the contract's custom plan "with higher limits"; its figures are set here until sales sets them per account
+  enterprise: { requestsPerMinute: 10_000, monthlyCredits: 100_000 },
 } as const;
 export type PlanName = keyof typeof PLANS;
 export const PLAN_NAMES = Object.keys(PLANS) as PlanName[];

@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { PLANS } from '../../db/account.entity';
 import { fixtureCacheDir, startFixturePlatform } from './fixture-platform';
 import { ledgerByJob, querySqlite } from './ledger';
 import { PT_VIDEOS, startPeerTubeFixture } from './peertube-fixture';
@@ -298,7 +299,7 @@ async function main(outFile: string): Promise<void> {
   ];
   let stack: ServeStack | null = null;
   try {
-    stack = await startServeStack({ name: 'egress', plan: 'business', env: { ALLOW_PRIVATE_NETWORK: '', WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,1,2,3' } });
+    stack = await startServeStack({ name: 'egress', plan: 'enterprise', env: { ALLOW_PRIVATE_NETWORK: '', WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,1,2,3' } });
     const s = stack;
     // every event of every job also goes to an endpoint whose name resolves to a canary
     const catchAll = await s.api('POST', '/v1/webhooks', { url: `http://canary.test:${C}/hook`, events: [] });
@@ -405,7 +406,7 @@ async function main(outFile: string): Promise<void> {
     report.ledger.balance = await s.credits();
     const infoCharges = [report.legit.info, ...Object.values(report.attacks).map((a) => a.info), ...Object.values(report.literals).map((l) => l.info)].filter((c) => c?.status === 200).length;
     const kept = all.filter((c) => c?.finalStatus === 'completed').reduce((n, c) => n + (c!.creditsCharged ?? 0), 0);
-    report.ledger.expected = 35_000 - kept - infoCharges;
+    report.ledger.expected = PLANS.enterprise.monthlyCredits - kept - infoCharges;
     report.filesWithPasswd = filesContaining(path.join(s.dataDir, 'files'), 'root:x:0:0');
     // legit outputs, measured
     for (const kind of ['download', 'clip', 'gif'] as const) {
