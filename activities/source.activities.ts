@@ -60,13 +60,16 @@ export function createSourceActivities(deps: SourceDeps) {
   }
 
   /**
-   * A URL yt-dlp took for a media file itself (a direct link, or the one file a page points to)
-   * carries no metadata: duration, size and streams are measured with ffprobe. A "file" in which
-   * ffprobe finds no audio or video (a text file, say) is not media: unsupported, like any other URL.
+   * A URL yt-dlp took for a media file itself (a direct link, or the one file a generic page points
+   * to) carries little metadata: duration, size and streams are measured with ffprobe. A "file" in
+   * which ffprobe finds no audio or video (a text file, say) is not media: unsupported, like any other URL.
    */
   async function measureDirect(url: string, info: YtDlpInfo): Promise<YtDlpInfo> {
-    const target = info.formats?.length === 1 ? info.formats[0]?.url : info.url;
-    if (!info.direct || !target || (info.duration && info.height)) return info;
+    const single = info.formats?.length === 1 ? info.formats[0] : undefined;
+    const target = single ? single.url : info.url;
+    // a generic page's one progressive file (not a manifest, which ffmpeg never opens here)
+    const pageFile = info.extractor_key === 'Generic' && /^https?$/.test(single?.protocol ?? info.protocol ?? '');
+    if (!(info.direct || pageFile) || !target || (info.duration && info.height)) return info;
     const signal = Context.current().cancellationSignal;
     const p = await alive(() => throughEgress(egress, (proxyUrl) => ffmpeg.probe(target, { proxyUrl, signal }).catch(() => null)));
     const v = p?.streams.find((s) => s.codec_type === 'video');

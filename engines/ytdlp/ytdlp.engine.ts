@@ -19,6 +19,7 @@ export interface YtDlpFormat {
   acodec?: string | null;
   video_ext?: string;
   audio_ext?: string;
+  protocol?: string;
 }
 
 export interface YtDlpInfo {
@@ -48,10 +49,12 @@ export interface YtDlpInfo {
   filesize_approx?: number | null;
   webpage_url?: string;
   extractor?: string;
+  extractor_key?: string;
   /** True when the URL is the media file itself. */
   direct?: boolean;
   url?: string;
   ext?: string;
+  protocol?: string;
   width?: number | null;
   height?: number | null;
   fps?: number | null;
@@ -178,6 +181,9 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
         ...(req.maxFilesize ? ['--max-filesize', String(req.maxFilesize)] : []),
         ...(req.matchFilter ? ['--match-filter', req.matchFilter] : []),
         ...(req.writeInfoJson ? ['--write-info-json'] : []),
+        // one file at most, even where a page is read as several copies of its video
+        '--playlist-items',
+        '1',
         '--abort-on-unavailable-fragments',
         '--',
         req.url,
@@ -212,15 +218,36 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
   };
 }
 
-/** yt-dlp's `--dump-single-json` output for one video; a playlist or unreadable output is a YtDlpError. */
-export function parseSingleVideoJson<T extends { _type?: string }>(stdout: string): T {
+type InfoLike = { _type?: string; url?: string; title?: string; entries?: InfoLike[] };
+
+/**
+ * A "playlist" whose entries are all the same media file is one video: pages that name their video
+ * twice (og:video relative and absolute, say) make yt-dlp's generic extractor number the copies
+ * "Title (1)", "Title (2)". It keeps the page's own title.
+ */
+function oneVideoOf<T extends InfoLike>(playlist: T): T | null {
+  const entries = playlist.entries ?? [];
+  const first = entries[0];
+  if (!first?.url || first._type === 'url' || first._type === 'url_transparent') return null;
+  const same = (u: string | undefined) => !!u && u.replace(/#.*$/, '') === first.url!.replace(/#.*$/, '');
+  if (!entries.every((e) => e._type !== 'url' && same(e.url))) return null;
+  const title = playlist.title ?? first.title?.replace(/ \(\d+\)$/, '');
+  return { ...(first as T), ...(title ? { title, fulltitle: title } : {}) };
+}
+
+/** yt-dlp's `--dump-single-json` output for one video; a playlist of several videos or unreadable output is a YtDlpError. */
+export function parseSingleVideoJson<T extends InfoLike>(stdout: string): T {
   let info: T;
   try {
     info = JSON.parse(stdout) as T;
   } catch {
     throw new YtDlpError('failed', 'yt-dlp printed no readable metadata');
   }
-  if (info._type === 'playlist') throw new YtDlpError('unsupported', 'The URL is a playlist; pass the URL of a single video');
+  if (info._type === 'playlist') {
+    const one = oneVideoOf(info);
+    if (!one) throw new YtDlpError('unsupported', 'The URL is a playlist; pass the URL of a single video');
+    return one;
+  }
   return info;
 }
 

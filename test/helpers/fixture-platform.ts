@@ -317,6 +317,29 @@ function trailerPage(baseUrl: string): string {
 `;
 }
 
+/**
+ * A page that names its one video twice in Open Graph (relative and absolute) and in JSON-LD only by
+ * embedUrl, without a duration anywhere: yt-dlp's generic extractor reads it as two numbered copies.
+ */
+function ogTwicePage(baseUrl: string): string {
+  const p = FIXTURE.page;
+  const ld = JSON.stringify({ '@context': 'https://schema.org', '@type': 'VideoObject', name: p.title, embedUrl: `${baseUrl}/media/v480.mp4` });
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>${escapeHtml(p.title)}</title>
+<meta property="og:title" content="${escapeHtml(p.title)}">
+<meta property="og:video" content="/media/v480.mp4">
+<meta property="og:video" content="${escapeHtml(baseUrl)}/media/v480.mp4">
+<meta property="og:video:type" content="video/mp4">
+<script type="application/ld+json">${ld.replace(/</g, '\\u003c')}</script>
+</head>
+<body><h1>${escapeHtml(p.title)}</h1></body>
+</html>
+`;
+}
+
 function html5Page(): string {
   return `<!DOCTYPE html>
 <html lang="en">
@@ -486,6 +509,9 @@ export async function startFixturePlatform(opts?: FixturePlatformOptions): Promi
     switch (pathname) {
       case '/watch/trailer':
         sendBody(req, res, 200, html, trailerPage(baseUrl));
+        return;
+      case '/watch/og-twice':
+        sendBody(req, res, 200, html, ogTwicePage(baseUrl));
         return;
       case '/watch/html5':
         sendBody(req, res, 200, html, html5Page());
