@@ -9,6 +9,7 @@ import { filesRoutes } from './files.routes';
 import { idempotency } from './idempotency.middleware';
 import { infoRoutes } from './info.routes';
 import { jobsRoutes } from './jobs.routes';
+import { mcpRoutes } from './mcp/mcp.routes';
 import { languagesRoutes } from './languages.routes';
 import { accountRoutes } from './account.routes';
 import { openApiDocument } from './openapi';
@@ -61,6 +62,8 @@ export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknow
   });
   app.use(pub.routes());
   app.use(filesRoutes(deps).routes());
+  // MCP (Streamable HTTP): metered like REST, its own requireAuth; outside `authed`, which adds idempotency.
+  app.use(mcpRoutes(deps).routes());
 
   const authed = new Router<ApiState>();
   authed.use(requireAuth());
