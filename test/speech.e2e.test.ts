@@ -1,37 +1,10 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { startServeStack, type ServeStack } from './helpers/serve-stack';
 import { assertMonotonic, parseSrtStrict, wordErrorRate } from './helpers/subtitles';
-import { EXPECTED, SPEECH_DIR } from './helpers/speech-fixtures';
-
-const TYPES: Record<string, string> = { '.wav': 'audio/wav', '.flac': 'audio/flac', '.aiff': 'audio/aiff' };
-
-/** Serves the shared speech recordings read-only over HTTP, as a platform would serve media. */
-function serveDir(dir: string): Promise<{ url: (name: string) => string; close: () => Promise<void> }> {
-  const server = http.createServer((req, res) => {
-    const name = path.basename(decodeURIComponent((req.url ?? '/').split('?')[0]!));
-    const file = path.join(dir, name);
-    if (!TYPES[path.extname(name)] || !fs.existsSync(file)) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': TYPES[path.extname(name)]!, 'content-length': fs.statSync(file).size });
-    if (req.method === 'HEAD') res.end();
-    else fs.createReadStream(file).pipe(res);
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      resolve({ url: (name) => `http://127.0.0.1:${port}/${name}`, close: () => new Promise((r) => server.close(() => r())) });
-    }),
-  );
-}
+import { EXPECTED, serveSpeechFiles, type SpeechFiles } from './helpers/speech-fixtures';
 
 describe('speech end to end: transcribe and translate through the API (serve, real workers)', function () {
-  let media: Awaited<ReturnType<typeof serveDir>>;
+  let media: SpeechFiles;
   let s: ServeStack;
 
   const api = (method: string, p: string, body?: unknown) => s.api(method, p, body);
@@ -39,7 +12,7 @@ describe('speech end to end: transcribe and translate through the API (serve, re
   const waitJob = (jobId: string): Promise<any> => s.waitJob(jobId);
 
   before(async function () {
-    media = await serveDir(SPEECH_DIR);
+    media = await serveSpeechFiles();
     s = await startServeStack({ name: 'speech', plan: 'pro', env: { WHISPER_AUTO_DOWNLOAD: '', WHISPER_MODEL_DIRS: '', HF_HUB_OFFLINE: '1' } });
   });
 

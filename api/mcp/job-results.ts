@@ -64,7 +64,8 @@ export interface JobOutputFile {
 
 /** The output file of a completed job of the caller's account; a DomainError says why there is none. */
 export async function jobOutputFile(caller: McpCaller, jobId: string): Promise<JobOutputFile> {
-  const job = await findAccountJob(caller.em, caller.account.id, jobId);
+  // a fresh EntityManager, like waitForJob: the row has usually just changed in a worker
+  const job = await findAccountJob(caller.deps.orm.em.fork(), caller.account.id, jobId);
   if (!job) throw DomainError.notFound(`No job with id ${jobId} in this account`);
   if (job.status === 'failed') throw DomainError.notFound(`Job ${job.id} failed, so it has no output: ${job.errorMessage ?? ''}`);
   if (job.status !== 'completed' || !job.outputFile) throw DomainError.notFound(`Job ${job.id} has no output yet: it is ${job.status}`);

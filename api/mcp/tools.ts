@@ -10,7 +10,7 @@ import { INFO_COST, readVideoInfo } from '../services/info.service';
 import { cancelJob, createJob, getJob, listJobs } from '../services/jobs.service';
 import { parseInput } from '../validation';
 import { jobToolResult, waitForJob, type McpCaller } from './job-results';
-import { toolInputSchema, WaitSecondsSchema } from './tool-schemas';
+import { toolInputSchema, WaitSecondsSchema, type JsonSchema } from './tool-schemas';
 
 /** What a running tool may use of its MCP request. */
 export interface ToolCall {
@@ -37,98 +37,88 @@ const JobIdArgs = z.strictObject({ job_id: z.string({ error: 'is required' }).me
 const InfoArgs = z.strictObject({ url: SourceUrl });
 const NoArgs = z.strictObject({});
 
-/** `download_media`, `create_preview`, …: create the job, wait for it with progress, return its result. */
-function createTool(op: AnyOperation): ToolDefinition {
+/**
+ * A tool whose arguments `args` validates (REST's 422 sentences on failure) and describes, unless
+ * `inputSchema` describes them instead.
+ */
+function defineTool<S extends z.ZodType>(
+  name: string,
+  meta: { title: string; description: string; annotations: ToolAnnotations; inputSchema?: JsonSchema },
+  args: S,
+  run: (caller: McpCaller, args: z.output<S>, call: ToolCall) => Promise<CallToolResult>,
+): ToolDefinition {
   return {
-    tool: {
-      name: op.mcp.tool,
-      title: op.mcp.title,
-      description:
-        `${op.summary}. Costs ${op.costText} (refunded if the job fails). Runs as a job: waits up to wait_seconds for it, ` +
-        'reporting progress, then returns result_data and download_url (text outputs inline, small images as images), ' +
-        'or the job_id to follow with get_job.',
-      inputSchema: toolInputSchema(op.request, WaitSecondsSchema) as Tool['inputSchema'],
-      annotations: { title: op.mcp.title, ...FETCHES_URL },
-    },
-    async run(caller, args, call) {
-      const { wait_seconds } = parseInput(WaitSecondsSchema, args);
-      const request = { ...args };
-      delete request.wait_seconds;
-      const created = await createJob(caller.em, caller.deps, caller.account, op.jobType, request);
-      const report = call.progress;
-      const job = await waitForJob(caller, created.job_id, wait_seconds, call.signal, report && ((p, j) => report(p, `${op.title} job ${j.job_id}: ${j.status}`)));
-      return jobToolResult(caller, job, { failedIsError: true });
-    },
+    tool: { name, title: meta.title, description: meta.description, inputSchema: (meta.inputSchema ?? toolInputSchema(args)) as Tool['inputSchema'], annotations: { title: meta.title, ...meta.annotations } },
+    run: (caller, raw, call) => run(caller, parseInput(args, raw), call),
   };
 }
 
-const readTools: ToolDefinition[] = [
-  {
-    tool: {
-      name: 'get_video_info',
+/** `download_media`, `create_preview`, …: create the job, wait for it with progress, return its result. */
+function createTool(op: AnyOperation): ToolDefinition {
+  const description =
+    `${op.summary}. Costs ${op.costText} (refunded if the job fails). Runs as a job: waits up to wait_seconds for it, ` +
+    'reporting progress, then returns result_data and download_url (text outputs inline, small images as images), ' +
+    'or the job_id to follow with get_job.';
+  // wait_seconds is checked here; everything else goes to createJob as the body of the REST call.
+  const args = WaitSecondsSchema.loose();
+  return defineTool(op.mcp.tool, { title: op.mcp.title, description, annotations: FETCHES_URL, inputSchema: toolInputSchema(op.request, WaitSecondsSchema) }, args, async (caller, { wait_seconds, ...request }, call) => {
+    const created = await createJob(caller.em, caller.deps, caller.account, op.jobType, request);
+    const report = call.progress;
+    const job = await waitForJob(caller, created.job_id, wait_seconds, call.signal, report && ((p, j) => report(p, `${op.title} job ${j.job_id}: ${j.status}`)));
+    return jobToolResult(caller, job, { failedIsError: true });
+  });
+}
+
+const otherTools: ToolDefinition[] = [
+  defineTool(
+    'get_video_info',
+    {
       title: 'Get video info',
       description: `Metadata and formats of a video or audio URL (title, duration, formats, …), read synchronously. Costs ${INFO_COST} credit, charged only when it answers.`,
-      inputSchema: toolInputSchema(InfoArgs) as Tool['inputSchema'],
-      annotations: { title: 'Get video info', ...FETCHES_URL },
+      annotations: FETCHES_URL,
     },
-    run: async (caller, args) => structured(await readVideoInfo(caller.em, caller.deps, caller.account, parseInput(InfoArgs, args).url)),
-  },
-  {
-    tool: {
-      name: 'get_job',
-      title: 'Get a job',
-      description: 'A job by job_id: status, progress, result_data, download_url, error_message; a completed text output (transcript, comments) inline. Free.',
-      inputSchema: toolInputSchema(JobIdArgs) as Tool['inputSchema'],
-      annotations: { title: 'Get a job', ...READ },
-    },
-    async run(caller, args) {
-      const job = await getJob(caller.em, caller.deps, caller.account, parseInput(JobIdArgs, args).job_id);
-      return jobToolResult(caller, job, { failedIsError: false });
-    },
-  },
-  {
-    tool: {
-      name: 'list_jobs',
-      title: 'List jobs',
-      description: 'The account\'s jobs, newest first, a page at a time (pass next_cursor back as cursor); filter by status or job_type. Free.',
-      inputSchema: toolInputSchema(ListJobsQuerySchema) as Tool['inputSchema'],
-      annotations: { title: 'List jobs', ...READ },
-    },
-    async run(caller, args) {
-      const q = parseInput(ListJobsQuerySchema, args);
-      return structured(await listJobs(caller.em, caller.deps, caller.account, { status: q.status, jobType: q.job_type, cursor: q.cursor, limit: q.limit }));
-    },
-  },
-  {
-    tool: {
-      name: 'cancel_job',
+    InfoArgs,
+    async (caller, { url }) => structured(await readVideoInfo(caller.em, caller.deps, caller.account, url)),
+  ),
+  defineTool(
+    'get_job',
+    { title: 'Get a job', description: 'A job by job_id: status, progress, result_data, download_url, error_message; a completed text output (transcript, comments) inline. Free.', annotations: READ },
+    JobIdArgs,
+    async (caller, { job_id }) => jobToolResult(caller, await getJob(caller.em, caller.deps, caller.account, job_id), { failedIsError: false }),
+  ),
+  defineTool(
+    'list_jobs',
+    { title: 'List jobs', description: 'The account\'s jobs, newest first, a page at a time (pass next_cursor back as cursor); filter by status or job_type. Free.', annotations: READ },
+    ListJobsQuerySchema,
+    async (caller, q) => structured(await listJobs(caller.em, caller.deps, caller.account, { status: q.status, jobType: q.job_type, cursor: q.cursor, limit: q.limit })),
+  ),
+  defineTool(
+    'cancel_job',
+    {
       title: 'Cancel a job',
       description: 'Cancels a pending or processing job: it ends failed with "cancelled by the client" and its credits are refunded. A finished job cannot be cancelled. Free.',
-      inputSchema: toolInputSchema(JobIdArgs) as Tool['inputSchema'],
-      annotations: { title: 'Cancel a job', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     },
-    async run(caller, args) {
-      const { ended, job } = await cancelJob(caller.em, caller.deps, caller.account, parseInput(JobIdArgs, args).job_id);
+    JobIdArgs,
+    async (caller, { job_id }) => {
+      const { ended, job } = await cancelJob(caller.em, caller.deps, caller.account, job_id);
       const result = structured(job);
       const note = ended ? `Job ${job.job_id} was cancelled: it is now ${job.status}.` : `Cancellation of job ${job.job_id} was requested; it is still ${job.status} and ends shortly (see get_job).`;
       return { ...result, content: [{ type: 'text', text: note }, ...result.content] };
     },
-  },
-  {
-    tool: {
-      name: 'get_account',
+  ),
+  defineTool(
+    'get_account',
+    {
       title: 'Get the account',
       description: 'The account behind the API key: plan, rate limit per minute, credit balance, monthly allowance, next top-up and credits used this month by job type. Free.',
-      inputSchema: toolInputSchema(NoArgs) as Tool['inputSchema'],
-      annotations: { title: 'Get the account', ...READ },
+      annotations: READ,
     },
-    run: async (caller, args) => {
-      parseInput(NoArgs, args);
-      return structured(await accountSummary(caller.em, caller.account));
-    },
-  },
+    NoArgs,
+    async (caller) => structured(await accountSummary(caller.em, caller.account)),
+  ),
 ];
 
 /** Every tool: the registry's operations first (a new operation becomes a tool by itself), then the rest. */
-export const TOOLS: readonly ToolDefinition[] = [...Object.values(OPERATIONS).map(createTool), ...readTools];
+export const TOOLS: readonly ToolDefinition[] = [...Object.values(OPERATIONS).map(createTool), ...otherTools];
 export const TOOLS_BY_NAME = new Map(TOOLS.map((t) => [t.tool.name, t]));
