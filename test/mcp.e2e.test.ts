@@ -491,4 +491,28 @@ describe('MCP end to end: Streamable HTTP at /mcp and stdio (bin/mediasvc mcp) a
       }
     });
   });
+
+  describe('cancel_job', () => {
+    it('cancels a running job: it ends failed with "cancelled by the client", refunded once; a second cancel is a 409 error result', async () => {
+      const before = await credits();
+      const started = await call(http, 'transcribe', { url: speech.stalledUrl('jfk.wav'), wait_seconds: 0 });
+      const jobId = started.structuredContent.job_id as string;
+      assert.ok(['pending', 'processing'].includes(started.structuredContent.status));
+      assert.equal(await credits(), before - 4);
+
+      const cancelled = await call(http, 'cancel_job', { job_id: jobId });
+      assert.ok(!cancelled.isError, textsOf(cancelled)[0]);
+      const job = cancelled.structuredContent.status === 'failed' ? cancelled.structuredContent : await s.waitJob(jobId);
+      assert.equal(job.status, 'failed');
+      assert.equal(job.error_message, 'cancelled by the client');
+      assert.equal(await credits(), before);
+
+      const again = await call(http, 'cancel_job', { job_id: jobId });
+      const rest = await s.api('POST', `/v1/jobs/${jobId}/cancel`);
+      assert.equal(rest.status, 409);
+      assert.equal(again.isError, true);
+      assert.equal(textsOf(again)[0], rest.body.detail);
+      assert.equal(await credits(), before);
+    });
+  });
 });
