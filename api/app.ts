@@ -12,6 +12,7 @@ import { filesRoutes } from './files.routes';
 import { idempotency } from './idempotency.middleware';
 import { infoRoutes } from './info.routes';
 import { jobsRoutes } from './jobs.routes';
+import { mcpRoutes } from './mcp/mcp.routes';
 import { languagesRoutes } from './languages.routes';
 import { accountRoutes } from './account.routes';
 import { openApiDocument } from './openapi';
@@ -77,6 +78,8 @@ export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknow
     ctx.body = { status: 'ok' };
   });
   const files = filesRoutes(deps);
+  // MCP (Streamable HTTP): metered like REST, its own requireAuth; outside `authed`, which adds idempotency.
+  const mcp = mcpRoutes(deps);
   const authed = new Router<ApiState>();
   authed.use(requireAuth());
   const idem = idempotency();
@@ -86,6 +89,7 @@ export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknow
   app.use(methodNotAllowed([pub, files, authed]));
   app.use(pub.routes());
   app.use(files.routes());
+  app.use(mcp.routes());
   app.use(authed.routes());
 
   return app;

@@ -19,7 +19,8 @@ registry.registerPath({
   responses: { 200: { description: 'The file', content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } }, ...errorResponses(404, 410, 429) },
 });
 
-const TYPES: Record<string, string> = {
+/** Content type of a result file, by extension (also what MCP reports for job outputs). */
+export const FILE_CONTENT_TYPES: Record<string, string> = {
   mp4: 'video/mp4',
   webm: 'video/webm',
   mkv: 'video/x-matroska',
@@ -62,7 +63,7 @@ export function filesRoutes(deps: ApiDeps): Router<ApiState> {
     const stat = await fs.promises.stat(file).catch(() => null);
     if (!stat) throw new DomainError('gone', 'The file behind this link is no longer stored; create a new job');
     const ext = path.extname(file).slice(1).toLowerCase();
-    ctx.set('Content-Type', TYPES[ext] ?? 'application/octet-stream');
+    ctx.set('Content-Type', FILE_CONTENT_TYPES[ext] ?? 'application/octet-stream');
     ctx.set('Content-Length', String(stat.size));
     const name = downloadName(job.resultData?.title, ext);
     ctx.set('Content-Disposition', `attachment; filename="${name.replace(/[^\x20-\x7e]/g, '_').replace(/"/g, '')}"; filename*=UTF-8''${encodeURIComponent(name)}`);

@@ -44,6 +44,10 @@ API keys:
   keys list --account ACCOUNT    id, first 8 chars, name, active|inactive, created_at, last_used_at
   keys deactivate KEY_ID | keys activate KEY_ID | keys delete KEY_ID
 
+MCP (AI agents):
+  mcp                            MCP server on stdio, relaying to a running API's /mcp:
+                                 MEDIASVC_URL (default http://127.0.0.1:8080), MEDIASVC_API_KEY
+
 Settings come from the environment (PORT, DATA_DIR, PUBLIC_BASE_URL, DATABASE_URL,
 TEMPORAL_ADDRESS, DOWNLOAD_URL_TTL_MINUTES, ALLOW_PRIVATE_NETWORK, ...); see README.md.
 `;
@@ -165,6 +169,9 @@ async function main(argv: string[]): Promise<void> {
       return serve(config, true, []);
     case 'worker':
       return serve(config, false, parseQueues(values.queues));
+    case 'mcp':
+      // loaded only here: the stdio bridge talks HTTP to the API and needs nothing else of the CLI
+      return (await import('../api/mcp/stdio-bridge')).runStdioBridge();
     case 'migrate':
       await withOrm(config, async () => undefined);
       console.log('migrations applied');

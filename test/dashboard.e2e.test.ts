@@ -14,8 +14,7 @@ import { PT_VIDEOS, startPeerTubeFixture, type PeerTubeFixture } from './helpers
 import { startApiHarness } from './helpers/api-harness';
 import { cli, waitFor } from './helpers/processes';
 import { startServeStack, type ServeStack } from './helpers/serve-stack';
-import { SPEECH_DIR } from './helpers/speech-fixtures';
-import { serveDir } from './helpers/static-files';
+import { serveSpeechFiles, type SpeechFiles } from './helpers/speech-fixtures';
 import { startReceiver, type Receiver } from './helpers/webhook-receiver';
 
 const SCREENSHOTS = path.join(projectRoot, '.test-tmp/screenshots');
@@ -43,7 +42,7 @@ describe('dashboard end to end: a real browser against bin/mediasvc serve', func
   let s: ServeStack;
   let fx: FixturePlatform;
   let pt: PeerTubeFixture;
-  let speech: Awaited<ReturnType<typeof serveDir>>;
+  let speech: SpeechFiles;
   let receiver: Receiver;
   let browser: Browser;
   let context: BrowserContext;
@@ -105,7 +104,7 @@ describe('dashboard end to end: a real browser against bin/mediasvc serve', func
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
     fx = await startFixturePlatform();
     pt = await startPeerTubeFixture();
-    speech = await serveDir(SPEECH_DIR);
+    speech = await serveSpeechFiles();
     receiver = await startReceiver();
     s = await startServeStack({ name: 'dashboard', plan: 'pro', env: { DASHBOARD_SIGN_IN_ATTEMPTS: String(SIGN_IN_ATTEMPTS), WHISPER_AUTO_DOWNLOAD: '', WHISPER_MODEL_DIRS: '', HF_HUB_OFFLINE: '1' } });
     browser = await chromium.launch(CHROMIUM);

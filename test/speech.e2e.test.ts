@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { startServeStack, type ServeStack } from './helpers/serve-stack';
 import { assertMonotonic, parseSrtStrict, wordErrorRate } from './helpers/subtitles';
-import { EXPECTED, SPEECH_DIR } from './helpers/speech-fixtures';
-import { serveDir } from './helpers/static-files';
+import { EXPECTED, serveSpeechFiles, type SpeechFiles } from './helpers/speech-fixtures';
 
 describe('speech end to end: transcribe and translate through the API (serve, real workers)', function () {
-  let media: Awaited<ReturnType<typeof serveDir>>;
+  let media: SpeechFiles;
   let s: ServeStack;
 
   const api = (method: string, p: string, body?: unknown) => s.api(method, p, body);
@@ -13,7 +12,7 @@ describe('speech end to end: transcribe and translate through the API (serve, re
   const waitJob = (jobId: string): Promise<any> => s.waitJob(jobId);
 
   before(async function () {
-    media = await serveDir(SPEECH_DIR);
+    media = await serveSpeechFiles();
     s = await startServeStack({ name: 'speech', plan: 'pro', env: { WHISPER_AUTO_DOWNLOAD: '', WHISPER_MODEL_DIRS: '', HF_HUB_OFFLINE: '1' } });
   });
 

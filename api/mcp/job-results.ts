@@ -1,0 +1,119 @@
+// A job as an MCP tool result: wait for it with progress, then its result data, download link and,
+// where it helps an agent, the output itself (text inline, small images as images).
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { EntityManager } from '@mikro-orm/core';
+import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
+import type { Account } from '../../db/account.entity';
+import { findAccountJob } from '../../db/jobs.repository';
+import { DomainError } from '../../lib/errors';
+import { OPERATIONS, type OutputKind } from '../../lib/operations';
+import type { ApiDeps } from '../context';
+import { FILE_CONTENT_TYPES } from '../files.routes';
+import { getJob, type JobResource } from '../services/jobs.service';
+
+/** Text outputs longer than this are cut (an agent's context is the limit), with a note and the link. */
+export const INLINE_TEXT_MAX_CHARS = 20_000;
+/** Image outputs up to this size come back as image content. */
+export const INLINE_IMAGE_MAX_BYTES = 1024 * 1024;
+const POLL_MS = 500;
+
+/** Who is calling: the key's account, with the request's EntityManager. */
+export interface McpCaller {
+  deps: ApiDeps;
+  em: EntityManager;
+  account: Account;
+}
+
+export const outputUri = (jobId: string): string => `job://${jobId}/output`;
+const ended = (job: JobResource) => job.status === 'completed' || job.status === 'failed';
+
+/**
+ * Polls the job until it ends, `seconds` pass or the call is cancelled, reporting each rise in
+ * progress (a completed job reports 100), so progress notifications only ever increase.
+ */
+export async function waitForJob(
+  caller: McpCaller,
+  jobId: string,
+  seconds: number,
+  signal: AbortSignal,
+  onProgress?: (progress: number, job: JobResource) => Promise<void>,
+): Promise<JobResource> {
+  const deadline = Date.now() + seconds * 1000;
+  let reported = -1;
+  for (;;) {
+    // A fresh EntityManager per read: the request's one would keep serving the first row it loaded.
+    const job = await getJob(caller.deps.orm.em.fork(), caller.deps, caller.account, jobId);
+    const progress = job.status === 'completed' ? 100 : job.progress;
+    if (onProgress && progress !== null && progress > reported) {
+      reported = progress;
+      await onProgress(progress, job);
+    }
+    const left = deadline - Date.now();
+    if (ended(job) || left <= 0 || signal.aborted) return job;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, left)));
+  }
+}
+
+export interface JobOutputFile {
+  file: string;
+  mimeType: string;
+  size: number;
+  kind: OutputKind;
+}
+
+/** The output file of a completed job of the caller's account; a DomainError says why there is none. */
+export async function jobOutputFile(caller: McpCaller, jobId: string): Promise<JobOutputFile> {
+  // a fresh EntityManager, like waitForJob: the row has usually just changed in a worker
+  const job = await findAccountJob(caller.deps.orm.em.fork(), caller.account.id, jobId);
+  if (!job) throw DomainError.notFound(`No job with id ${jobId} in this account`);
+  if (job.status === 'failed') throw DomainError.notFound(`Job ${job.id} failed, so it has no output: ${job.errorMessage ?? ''}`);
+  if (job.status !== 'completed' || !job.outputFile) throw DomainError.notFound(`Job ${job.id} has no output yet: it is ${job.status}`);
+  if (job.expiresAt && job.expiresAt.getTime() <= Date.now()) throw new DomainError('gone', `The output of job ${job.id} has expired; create a new job to get it again`);
+  const file = caller.deps.storage.filePath(job.outputFile);
+  const stat = await fs.stat(file).catch(() => null);
+  if (!stat) throw new DomainError('gone', `The output of job ${job.id} is no longer stored; create a new job to get it again`);
+  const mimeType = FILE_CONTENT_TYPES[path.extname(file).slice(1).toLowerCase()] ?? 'application/octet-stream';
+  return { file, mimeType, size: stat.size, kind: OPERATIONS[job.jobType].output };
+}
+
+/** Whether an output is text an agent can read inline (transcripts, translations, comments, hashes). */
+export const isTextOutput = (out: JobOutputFile): boolean => out.kind === 'text' || out.kind === 'json';
+
+function truncated(text: string, job: JobResource): string {
+  if (text.length <= INLINE_TEXT_MAX_CHARS) return text;
+  // never cut a surrogate pair in half
+  const cut = /[\uD800-\uDBFF]/.test(text[INLINE_TEXT_MAX_CHARS - 1] ?? '') ? INLINE_TEXT_MAX_CHARS - 1 : INLINE_TEXT_MAX_CHARS;
+  return `${text.slice(0, cut)}\n\n[truncated: the first ${cut.toLocaleString('en')} of ${text.length.toLocaleString('en')} characters are shown. ` +
+    `The whole file: ${job.download_url} (no Authorization header needed), or read the resource ${outputUri(job.job_id)}]`;
+}
+
+/** The output as content blocks: the text (cut when large) with a link to the resource, an image, or nothing for other media. */
+async function outputContent(caller: McpCaller, job: JobResource): Promise<ContentBlock[]> {
+  const out = await jobOutputFile(caller, job.job_id);
+  if (isTextOutput(out)) {
+    const text = await fs.readFile(out.file, 'utf8');
+    return [
+      { type: 'text', text: truncated(text, job) },
+      { type: 'resource_link', uri: outputUri(job.job_id), name: `output of job ${job.job_id}`, mimeType: out.mimeType, size: out.size },
+    ];
+  }
+  if (out.mimeType.startsWith('image/') && out.size <= INLINE_IMAGE_MAX_BYTES) {
+    return [{ type: 'image', data: (await fs.readFile(out.file)).toString('base64'), mimeType: out.mimeType }];
+  }
+  return [];
+}
+
+/**
+ * A job as a tool result; `structuredContent` is always the Job resource (job_id, status, progress,
+ * result_data, download_url, …). A failed job leads with its error_message and, for the create
+ * tools, is an error result.
+ */
+export async function jobToolResult(caller: McpCaller, job: JobResource, opts: { failedIsError: boolean }): Promise<CallToolResult> {
+  const json: ContentBlock = { type: 'text', text: JSON.stringify(job, null, 2) };
+  const structuredContent = job as unknown as Record<string, unknown>;
+  if (job.status === 'completed') return { content: [json, ...(await outputContent(caller, job))], structuredContent };
+  if (job.status === 'failed') return { content: [{ type: 'text', text: job.error_message ?? 'The job failed' }, json], structuredContent, isError: opts.failedIsError };
+  const progress = job.progress === null ? '' : ` (${job.progress}% done)`;
+  return { content: [{ type: 'text', text: `Job ${job.job_id} is ${job.status}${progress}; call get_job with job_id "${job.job_id}" to follow it.` }, json], structuredContent };
+}

@@ -1,0 +1,124 @@
+// The MCP tools: one create tool per registry operation, plus info, jobs and account. Every tool is
+// a thin call into api/services, so validation, credits and errors are exactly REST's.
+import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { OPERATIONS, type AnyOperation } from '../../lib/operations';
+import { SourceUrl } from '../../lib/operations/fields';
+import { ListJobsQuerySchema } from '../schemas';
+import { accountSummary } from '../services/account.service';
+import { INFO_COST, readVideoInfo } from '../services/info.service';
+import { cancelJob, createJob, getJob, listJobs } from '../services/jobs.service';
+import { parseInput } from '../validation';
+import { jobToolResult, waitForJob, type McpCaller } from './job-results';
+import { toolInputSchema, WaitSecondsSchema, type JsonSchema } from './tool-schemas';
+
+/** What a running tool may use of its MCP request. */
+export interface ToolCall {
+  signal: AbortSignal;
+  /** Sends a progress notification (0–100); absent when the client sent no progressToken. */
+  progress?: (progress: number, message: string) => Promise<void>;
+}
+
+export interface ToolDefinition {
+  tool: Tool;
+  run(caller: McpCaller, args: Record<string, unknown>, call: ToolCall): Promise<CallToolResult>;
+}
+
+// openWorldHint defaults to true and destructiveHint to true (MCP spec), so both are stated everywhere.
+const READ: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
+const FETCHES_URL: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
+
+/** A result whose structured content is `value`, with its JSON as text for clients that read only text. */
+function structured(value: object): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }], structuredContent: value as Record<string, unknown> };
+}
+
+const JobIdArgs = z.strictObject({ job_id: z.string({ error: 'is required' }).meta({ description: 'The job_id a create tool returned' }) });
+const InfoArgs = z.strictObject({ url: SourceUrl });
+const NoArgs = z.strictObject({});
+
+/**
+ * A tool whose arguments `args` validates (REST's 422 sentences on failure) and describes, unless
+ * `inputSchema` describes them instead.
+ */
+function defineTool<S extends z.ZodType>(
+  name: string,
+  meta: { title: string; description: string; annotations: ToolAnnotations; inputSchema?: JsonSchema },
+  args: S,
+  run: (caller: McpCaller, args: z.output<S>, call: ToolCall) => Promise<CallToolResult>,
+): ToolDefinition {
+  return {
+    tool: { name, title: meta.title, description: meta.description, inputSchema: (meta.inputSchema ?? toolInputSchema(args)) as Tool['inputSchema'], annotations: { title: meta.title, ...meta.annotations } },
+    run: (caller, raw, call) => run(caller, parseInput(args, raw), call),
+  };
+}
+
+/** `download_media`, `create_preview`, …: create the job, wait for it with progress, return its result. */
+function createTool(op: AnyOperation): ToolDefinition {
+  const description =
+    `${op.summary}. Costs ${op.costText} (refunded if the job fails). Runs as a job: waits up to wait_seconds for it, ` +
+    'reporting progress, then returns result_data and download_url (text outputs inline, small images as images), ' +
+    'or the job_id to follow with get_job.';
+  // wait_seconds is checked here; everything else goes to createJob as the body of the REST call.
+  const args = WaitSecondsSchema.loose();
+  return defineTool(op.mcp.tool, { title: op.mcp.title, description, annotations: FETCHES_URL, inputSchema: toolInputSchema(op.request, WaitSecondsSchema) }, args, async (caller, { wait_seconds, ...request }, call) => {
+    const created = await createJob(caller.em, caller.deps, caller.account, op.jobType, request);
+    const report = call.progress;
+    const job = await waitForJob(caller, created.job_id, wait_seconds, call.signal, report && ((p, j) => report(p, `${op.title} job ${j.job_id}: ${j.status}`)));
+    return jobToolResult(caller, job, { failedIsError: true });
+  });
+}
+
+const otherTools: ToolDefinition[] = [
+  defineTool(
+    'get_video_info',
+    {
+      title: 'Get video info',
+      description: `Metadata and formats of a video or audio URL (title, duration, formats, …), read synchronously. Costs ${INFO_COST} credit, charged only when it answers.`,
+      annotations: FETCHES_URL,
+    },
+    InfoArgs,
+    async (caller, { url }) => structured(await readVideoInfo(caller.em, caller.deps, caller.account, url)),
+  ),
+  defineTool(
+    'get_job',
+    { title: 'Get a job', description: 'A job by job_id: status, progress, result_data, download_url, error_message; a completed text output (transcript, comments) inline. Free.', annotations: READ },
+    JobIdArgs,
+    async (caller, { job_id }) => jobToolResult(caller, await getJob(caller.em, caller.deps, caller.account, job_id), { failedIsError: false }),
+  ),
+  defineTool(
+    'list_jobs',
+    { title: 'List jobs', description: 'The account\'s jobs, newest first, a page at a time (pass next_cursor back as cursor); filter by status or job_type. Free.', annotations: READ },
+    ListJobsQuerySchema,
+    async (caller, q) => structured(await listJobs(caller.em, caller.deps, caller.account, { status: q.status, jobType: q.job_type, cursor: q.cursor, limit: q.limit })),
+  ),
+  defineTool(
+    'cancel_job',
+    {
+      title: 'Cancel a job',
+      description: 'Cancels a pending or processing job: it ends failed with "cancelled by the client" and its credits are refunded. A finished job cannot be cancelled. Free.',
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    },
+    JobIdArgs,
+    async (caller, { job_id }) => {
+      const { ended, job } = await cancelJob(caller.em, caller.deps, caller.account, job_id);
+      const result = structured(job);
+      const note = ended ? `Job ${job.job_id} was cancelled: it is now ${job.status}.` : `Cancellation of job ${job.job_id} was requested; it is still ${job.status} and ends shortly (see get_job).`;
+      return { ...result, content: [{ type: 'text', text: note }, ...result.content] };
+    },
+  ),
+  defineTool(
+    'get_account',
+    {
+      title: 'Get the account',
+      description: 'The account behind the API key: plan, rate limit per minute, credit balance, monthly allowance, next top-up and credits used this month by job type. Free.',
+      annotations: READ,
+    },
+    NoArgs,
+    async (caller) => structured(await accountSummary(caller.em, caller.account)),
+  ),
+];
+
+/** Every tool: the registry's operations first (a new operation becomes a tool by itself), then the rest. */
+export const TOOLS: readonly ToolDefinition[] = [...Object.values(OPERATIONS).map(createTool), ...otherTools];
+export const TOOLS_BY_NAME = new Map(TOOLS.map((t) => [t.tool.name, t]));
