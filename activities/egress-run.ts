@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import { EgressRefusedError } from '../engines/egress/address-check';
-import type { EgressProxy } from '../engines/egress/egress-proxy';
+import type { EgressProxy, UnreachableHost } from '../engines/egress/egress-proxy';
 import { FAILURE_TYPES } from '../lib/jobs';
 
 /** The job's failure for a refused destination: not retried, refunded, the refusal as its message. */
@@ -25,11 +25,21 @@ export async function throughEgress<T>(egress: EgressProxy, run: (proxyUrl: stri
     }
     const refused = egress.refusals(runId)[0];
     if (refused) throw refusalFailure(refused);
-    if (!outcome.ok) throw outcome.error;
+    if (!outcome.ok) throw unreachableFailure(egress.unreachable(runId)) ?? outcome.error;
     return outcome.value;
   } finally {
     egress.release(runId);
   }
+}
+
+// A name with no DNS answer, or a port nobody listens on, will not heal within a job's retries.
+const PERMANENT: Record<string, string> = { ENOTFOUND: 'does not resolve (no DNS record)', ENODATA: 'does not resolve (no DNS record)', ECONNREFUSED: 'refused the connection' };
+
+/** A failed run that could not reach its first host for a lasting reason: not retried, refunded, said plainly. */
+function unreachableFailure(hosts: UnreachableHost[]): ApplicationFailure | null {
+  const first = hosts.find((h) => PERMANENT[h.code]);
+  if (!first) return null;
+  return ApplicationFailure.nonRetryable(`The source is not available: ${first.host} ${PERMANENT[first.code]}`, FAILURE_TYPES.unavailable);
 }
 
 /** Node-side fetches throw EgressRefusedError themselves: the same failure. */

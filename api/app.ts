@@ -7,6 +7,7 @@ import type { ApiDeps, ApiState } from './context';
 import { dashboard } from './dashboard/dashboard';
 import { useCursorKey } from './cursor';
 import { isUnmetered } from './metering';
+import { NOT_AN_OBJECT } from './validation';
 import { errorMiddleware } from './error.middleware';
 import { filesRoutes } from './files.routes';
 import { idempotency } from './idempotency.middleware';
@@ -24,7 +25,7 @@ function bodyError(err: Error & { status?: number }, encoding: string): DomainEr
   if (err.status === 413) return new DomainError('payload_too_large', 'The request body is too large (at most 1 MB)');
   if (err.status === 415) return new DomainError('unsupported_media_type', 'Send the request body as JSON with Content-Type: application/json');
   if (err instanceof SyntaxError && /only supports object and array/.test(err.message)) {
-    return new DomainError('bad_request', 'The request body is valid JSON but not a JSON object; send an object such as {"url": "…"}');
+    return new DomainError('bad_request', NOT_AN_OBJECT);
   }
   if (err instanceof SyntaxError) return new DomainError('bad_request', 'The request body is not valid JSON');
   if (encoding && encoding !== 'identity') return new DomainError('bad_request', `The request body could not be decoded as Content-Encoding ${encoding}`);

@@ -9,16 +9,6 @@ import { rateLimited, setRateLimitHeaders } from './auth.middleware';
 import type { ApiDeps, ApiState } from './context';
 import { errorResponses, registry } from './openapi';
 
-registry.registerPath({
-  method: 'get',
-  path: '/v1/files/{token}',
-  operationId: 'getResultFile',
-  summary: 'Fetch a job output with the signed download_url (no Authorization header needed)',
-  security: [],
-  request: { params: z.object({ token: z.string() }) },
-  responses: { 200: { description: 'The file', content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } }, ...errorResponses(404, 410, 429) },
-});
-
 /** Content type of a result file, by extension (also what MCP reports for job outputs). */
 export const FILE_CONTENT_TYPES: Record<string, string> = {
   mp4: 'video/mp4',
@@ -36,6 +26,17 @@ export const FILE_CONTENT_TYPES: Record<string, string> = {
   srt: 'application/x-subrip',
   vtt: 'text/vtt',
 };
+
+registry.registerPath({
+  method: 'get',
+  path: '/v1/files/{token}',
+  operationId: 'getResultFile',
+  summary: 'Fetch a job output with the signed download_url (no Authorization header needed)',
+  security: [],
+  request: { params: z.object({ token: z.string() }) },
+  // one entry per type a result can have (FILE_CONTENT_TYPES), so clients know what may come back
+  responses: { 200: { description: 'The file, typed by its extension', content: Object.fromEntries([...new Set([...Object.values(FILE_CONTENT_TYPES), 'application/octet-stream'])].map((t) => [t, { schema: t === 'application/json' ? z.looseObject({}).meta({ description: 'The result as JSON (transcript, translation, comments, fingerprint)' }) : z.string().meta({ format: 'binary' }) }])) }, ...errorResponses(404, 410, 429) },
+});
 
 function downloadName(title: unknown, ext: string): string {
   const base = typeof title === 'string' ? title.replace(/[^\p{L}\p{N} ._-]+/gu, '').trim().slice(0, 100) : '';

@@ -17,6 +17,8 @@ export function parseInput<S extends z.ZodType>(schema: S, data: unknown): z.out
   throw DomainError.invalid(detail, errors);
 }
 
+export const NOT_AN_OBJECT = 'The request body is valid JSON but not a JSON object; send an object such as {"url": "…"}';
+
 /** The parsed JSON body; 400 when it is not JSON or not a JSON object (an absent body is `{}`). */
 export function jsonBody(ctx: ApiContext): Record<string, unknown> {
   const raw = (ctx.request as { rawBody?: string }).rawBody;
@@ -26,9 +28,6 @@ export function jsonBody(ctx: ApiContext): Record<string, unknown> {
   }
   if (!hasBody) return {};
   const body: unknown = (ctx.request as { body?: unknown }).body;
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    const what = body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`;
-    throw new DomainError('bad_request', `The request body is valid JSON but ${what}; send a JSON object such as {"url": "…"}`);
-  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new DomainError('bad_request', NOT_AN_OBJECT);
   return body as Record<string, unknown>;
 }

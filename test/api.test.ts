@@ -9,15 +9,9 @@ import { InfoError } from '../api/services/orchestrator';
 import type { DownloadParams } from '../lib/operations';
 import type { VideoInfo } from '../lib/video-info';
 import { createMaintenanceActivities } from '../activities/maintenance.activities';
-import { startApiHarness, type ApiHarness } from './helpers/api-harness';
+import { freshRateWindow, startApiHarness, type ApiHarness } from './helpers/api-harness';
 
 const SOURCE = 'http://127.0.0.1:9/video.mp4';
-
-/** Waits out the last seconds of a minute, so a counted loop does not straddle two rate windows. */
-async function freshRateWindow(): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < 8_000) await new Promise((r) => setTimeout(r, left + 50));
-}
 
 const sampleInfo: VideoInfo = {
   url: SOURCE,

@@ -13,9 +13,17 @@ export interface EgressProxy {
   urlFor(runId: string): string;
   /** Connections refused for a run so far (the first one explains the failure). */
   refusals(runId: string): EgressRefusedError[];
+  /** Hosts a run could not reach (no DNS answer, connection refused): why a tool saw only a "502 from the proxy". */
+  unreachable(runId: string): UnreachableHost[];
   /** Forgets a finished run. */
   release(runId: string): void;
   close(): Promise<void>;
+}
+
+export interface UnreachableHost {
+  host: string;
+  /** The resolver's or socket's error code (ENOTFOUND, ECONNREFUSED, …). */
+  code: string;
 }
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
@@ -23,6 +31,7 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authorization', '
 export async function startEgressProxy(opts: { allowPrivate: boolean; log?: (msg: string) => void }): Promise<EgressProxy> {
   const secret = crypto.randomBytes(18).toString('base64url');
   const refused = new Map<string, EgressRefusedError[]>();
+  const failed = new Map<string, UnreachableHost[]>();
   const log = opts.log ?? (() => undefined);
 
   /** The run named by a valid Proxy-Authorization, or null (wrong or missing secret). */
@@ -43,6 +52,12 @@ export async function startEgressProxy(opts: { allowPrivate: boolean; log?: (msg
     log(`egress refused for run ${run}: ${err.host} → ${err.address} (${err.reason})`);
   }
 
+  function unreachable(run: string, host: string, err: NodeJS.ErrnoException): void {
+    const list = failed.get(run) ?? [];
+    list.push({ host, code: err.code ?? 'ERROR' });
+    failed.set(run, list);
+  }
+
   /** Resolves and checks; the socket connects to exactly the address that was checked. */
   async function connectChecked(run: string, host: string, port: number): Promise<net.Socket> {
     let target;
@@ -50,12 +65,16 @@ export async function startEgressProxy(opts: { allowPrivate: boolean; log?: (msg
       [target] = await resolveAllowed(host, opts.allowPrivate);
     } catch (err) {
       if (err instanceof EgressRefusedError) refuse(run, err);
+      else unreachable(run, host, err as NodeJS.ErrnoException);
       throw err;
     }
     return new Promise((resolve, reject) => {
       const socket = net.connect({ host: target!.address, port, family: target!.family });
       socket.once('connect', () => resolve(socket));
-      socket.once('error', reject);
+      socket.once('error', (err: NodeJS.ErrnoException) => {
+        unreachable(run, host, err);
+        reject(err);
+      });
     });
   }
 
@@ -135,7 +154,11 @@ export async function startEgressProxy(opts: { allowPrivate: boolean; log?: (msg
   return {
     urlFor: (runId) => `http://run-${runId}:${secret}@127.0.0.1:${port}`,
     refusals: (runId) => refused.get(runId) ?? [],
-    release: (runId) => void refused.delete(runId),
+    unreachable: (runId) => failed.get(runId) ?? [],
+    release: (runId) => {
+      refused.delete(runId);
+      failed.delete(runId);
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

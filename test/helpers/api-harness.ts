@@ -69,6 +69,12 @@ export interface ApiHarness {
   close(): Promise<void>;
 }
 
+/** Waits out the last seconds of a minute, so a counted loop does not straddle two rate windows. */
+export async function freshRateWindow(): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 8_000) await new Promise((r) => setTimeout(r, left + 50));
+}
+
 let pg: TestPostgres | null = null;
 let pgUsers = 0;
 let dbCounter = 0;
