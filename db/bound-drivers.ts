@@ -58,35 +58,29 @@ async function executeBound(
   );
 }
 
-class BoundSqliteConnection extends SqliteConnection {
-  override execute(...args: ExecuteArgs): Promise<never> {
-    return executeBound(this as never, true, (...a) => super.execute(...a), ...args) as Promise<never>;
+type ConnectionClass = abstract new (...args: any[]) => AbstractSqlConnection;
+
+/** The dialect's connection with execute() binding its values; SQLite stores dates as milliseconds. */
+function bindingConnection<C extends ConnectionClass>(Base: C, datesAsMilliseconds: boolean) {
+  abstract class Bound extends Base {
+    override execute(...args: ExecuteArgs): Promise<never> {
+      return executeBound(this as never, datesAsMilliseconds, (...a) => super.execute(...a), ...args) as Promise<never>;
+    }
+    ensureConnectionPublic() {
+      return this.ensureConnection();
+    }
+    executeQueryPublic<T>(sql: string, cb: () => Promise<T>, context: object) {
+      return this.executeQuery(sql, cb, context as never);
+    }
+    transformRawResultPublic<T>(res: unknown, method: string): T {
+      return this.transformRawResult(res, method as never);
+    }
   }
-  ensureConnectionPublic() {
-    return this.ensureConnection();
-  }
-  executeQueryPublic<T>(sql: string, cb: () => Promise<T>, context: object) {
-    return this.executeQuery(sql, cb, context as never);
-  }
-  transformRawResultPublic<T>(res: unknown, method: string): T {
-    return this.transformRawResult(res, method as never);
-  }
+  return Bound;
 }
 
-class BoundPostgreSqlConnection extends PostgreSqlConnection {
-  override execute(...args: ExecuteArgs): Promise<never> {
-    return executeBound(this as never, false, (...a) => super.execute(...a), ...args) as Promise<never>;
-  }
-  ensureConnectionPublic() {
-    return this.ensureConnection();
-  }
-  executeQueryPublic<T>(sql: string, cb: () => Promise<T>, context: object) {
-    return this.executeQuery(sql, cb, context as never);
-  }
-  transformRawResultPublic<T>(res: unknown, method: string): T {
-    return this.transformRawResult(res, method as never);
-  }
-}
+class BoundSqliteConnection extends bindingConnection(SqliteConnection, true) {}
+class BoundPostgreSqlConnection extends bindingConnection(PostgreSqlConnection, false) {}
 
 /** SQLite through sqlite3, every value bound. */
 export class BoundSqliteDriver extends AbstractSqlDriver<BoundSqliteConnection, SqlitePlatform> {
