@@ -82,7 +82,7 @@ export interface LoadOptions {
   /** Headers of connection `i` (e.g. its own key). */
   headers?: (i: number) => Record<string, string>;
   body?: () => string;
-  /** Sees every measured response (e.g. to collect created job ids). */
+  /** Sees every response, warm-up and overrun included (e.g. to collect created job ids). */
   onResponse?: (status: number, body: string) => void;
 }
 
@@ -124,10 +124,10 @@ export async function load(opts: LoadOptions): Promise<LoadResult> {
         res = { status: 0, body: '' };
       }
       const end = performance.now();
+      opts.onResponse?.(res.status, res.body);
       if (start >= measureFrom && end <= measureTo) {
         latencies.push(end - start);
         statuses[res.status] = (statuses[res.status] ?? 0) + 1;
-        opts.onResponse?.(res.status, res.body);
       }
     }
   };
