@@ -125,7 +125,8 @@ export async function load(opts: LoadOptions): Promise<LoadResult> {
       }
       const end = performance.now();
       opts.onResponse?.(res.status, res.body);
-      if (start >= measureFrom && end <= measureTo) {
+      // throughput counts the answers that arrive inside the window, however long each took
+      if (end >= measureFrom && end <= measureTo) {
         latencies.push(end - start);
         statuses[res.status] = (statuses[res.status] ?? 0) + 1;
       }
@@ -155,7 +156,7 @@ export async function closedLoop(concurrency: number, seconds: number, fn: () =>
           ok = false;
         }
         const end = performance.now();
-        if (start >= from && end <= to) {
+        if (end >= from && end <= to) {
           if (ok) latencies.push(end - start);
           else errors++;
         }
