@@ -3,12 +3,13 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: help tools build run test test-unit lint clean bench-speech
+.PHONY: help tools build run test test-unit lint clean bench bench-speech
 
 help:
 	@echo "make run    start API + workers + embedded Temporal (data in ./data)"
 	@echo "make test   install what is missing, build, lint and run every test"
 	@echo "make build  compile TypeScript into dist/"
+	@echo "make bench  product against bare tools and peers (starts its own stack)"
 
 tools:
 	@bash scripts/install-tools.sh
@@ -31,3 +32,8 @@ clean:
 # Realtime factors of the transcribe job (end to end) vs bare faster-whisper, per installed model.
 bench-speech: build
 	@node dist/test/bench/speech.bench.js
+
+# issue 16: product against bare tools and peers, medians over BENCH_ROUNDS (default 3) interleaved
+# rounds; BENCH_ROWS (a regular expression) picks row groups, BENCH_SECONDS sets each throughput run.
+bench: build
+	@node dist/test/bench/index.js

@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import { PLANS } from '../db/account.entity';
-import { authenticate, recordKeyUsage } from '../db/accounts.repository';
+import { authenticate } from '../db/accounts.repository';
+import { recordKeyUsage } from '../db/key-usage.repository';
 import { hitRateLimit, type RateWindow } from '../db/rate-limit.repository';
 import { DomainError } from '../lib/errors';
 import type { ApiState } from './context';
@@ -42,7 +43,7 @@ export function rateLimited(w: RateWindow): DomainError {
   return new DomainError('rate_limited', `Rate limit of ${w.limit} requests per minute exceeded; retry in ${wait} s`, { retryAfterSeconds: wait });
 }
 
-/** 401 for a missing, malformed or unknown key; 403 for a deactivated one. Records key usage. */
+/** 401 for a missing, malformed or unknown key; 403 for a deactivated one. Records key usage (buffered). */
 export function requireAuth(): Koa.Middleware<ApiState> {
   return async (ctx, next) => {
     const auth = ctx.state.auth;
@@ -53,7 +54,7 @@ export function requireAuth(): Koa.Middleware<ApiState> {
     }
     ctx.state.account = auth.account;
     ctx.state.apiKey = auth.key;
-    await recordKeyUsage(ctx.state.em, auth.key.id);
+    recordKeyUsage(ctx.state.em, auth.key.id);
     await next();
   };
 }

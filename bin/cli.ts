@@ -6,6 +6,7 @@ import { createAccount, createApiKey, deleteKey, rotateWebhookSecret, setKeyActi
 import { findOwner, ownerEmailProblem, setOwnerEmail } from '../db/owners.repository';
 import { ApiKey } from '../db/api-key.entity';
 import { adjustCredits, currentBalance } from '../db/credits.repository';
+import { closeKeyUsage } from '../db/key-usage.repository';
 import { openOrm } from '../db/orm';
 import { loadConfig, type Config } from '../lib/config';
 import { isTaskQueue, TASK_QUEUES, type TaskQueue } from '../lib/queues';
@@ -29,7 +30,7 @@ Accounts and credits:
   accounts credits ACCOUNT [--add N]
                                  prints the balance on its last line (N may be negative)
   accounts plan ACCOUNT --plan ${PLAN_NAMES.join('|')}
-                                 the rate limit changes at once, the allowance at the next top-up
+                                 the rate limit changes within 2 s, the allowance at the next top-up
   accounts webhook-secret ACCOUNT [--rotate]
                                  the secret that signs per-job webhook_url deliveries
 
@@ -120,7 +121,11 @@ async function serve(config: Config, withApi: boolean, queues: TaskQueue[]): Pro
     const { address, dev } = embedded ? await temporalAddress(config) : { address: need(config.temporalAddress, 'TEMPORAL_ADDRESS'), dev: null };
     if (dev) stops.push(() => dev.stop());
     const orm = await openOrm(config, { migrate: true });
-    stops.push(() => orm.close());
+    // buffered key usage is written before the database closes
+    stops.push(async () => {
+      await closeKeyUsage(orm.em);
+      await orm.close();
+    });
     const needsOrm = withApi || queues.includes('control');
     const workers = queues.length ? await startWorkers(config, queues, address, needsOrm ? orm : undefined) : null;
     if (workers) stops.push(() => workers.stop());

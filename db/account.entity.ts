@@ -19,6 +19,7 @@ export class Account {
   /** Signs deliveries to per-job webhook_url targets. */
   webhookSecret!: string;
   createdAt: Date = new Date();
+  // The `balance` column is not mapped: only db/credits.repository.ts moves it, with each ledger line.
 }
 
 export const AccountEntitySchema = new EntitySchema<Account>({

@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import { Account, type PlanName } from './account.entity';
 import { ApiKey, ApiKeyUsage } from './api-key.entity';
 import { currentBalance } from './credits.repository';
+import { flushKeyUsage, forgetKeyUsage } from './key-usage.repository';
 
 export const KEY_PREFIX = 'vc_';
 
@@ -49,29 +50,74 @@ export type AuthResult = { ok: true; key: ApiKey; account: Account } | { ok: fal
 
 const KEY_SHAPE = /^vc_[A-Za-z0-9_-]{16,128}$/;
 
-/** Resolves a raw key. Looks up by SHA-256 and re-compares the digests in constant time. */
+/**
+ * How long this process trusts a verified key without reading it again. Changes made in this
+ * process (deactivate, delete, plan) take effect at once; made elsewhere (the CLI, another API
+ * process), within this time.
+ */
+export const AUTH_CACHE_TTL_MS = 2_000;
+
+interface AuthRow {
+  k_id: string;
+  k_account_id: string;
+  k_name: string;
+  k_prefix: string;
+  k_hash: string;
+  k_is_active: unknown;
+  k_created_at: unknown;
+  k_last_used_at: unknown;
+  a_id: string;
+  a_name: string;
+  a_plan: string;
+  a_webhook_secret: string;
+  a_created_at: unknown;
+}
+
+// Verified active keys by digest; only successes are kept, so unknown keys cannot grow it.
+const authCache = new Map<string, { at: number; row: AuthRow }>();
+const AUTH_CACHE_MAX = 10_000;
+
+function forgetAuth(match: (row: AuthRow) => boolean): void {
+  for (const [digest, entry] of authCache) if (match(entry.row)) authCache.delete(digest);
+}
+
+/** The key and its account in one read. */
+async function readAuthRow(em: EntityManager, digest: string): Promise<AuthRow | undefined> {
+  const rows = (await em.getConnection().execute(
+    `select k.id as k_id, k.account_id as k_account_id, k.name as k_name, k.prefix as k_prefix, k.hash as k_hash, k.is_active as k_is_active,
+            k.created_at as k_created_at, k.last_used_at as k_last_used_at,
+            a.id as a_id, a.name as a_name, a.plan as a_plan, a.webhook_secret as a_webhook_secret, a.created_at as a_created_at
+       from api_keys k join accounts a on a.id = k.account_id
+      where k.hash = ?`,
+    [digest],
+    'all',
+  )) as AuthRow[];
+  return rows[0];
+}
+
+/**
+ * Resolves a raw key. Looks up by SHA-256 and re-compares the digests in constant time. A key that
+ * verified within AUTH_CACHE_TTL_MS is not read again.
+ */
 export async function authenticate(em: EntityManager, raw: string | undefined): Promise<AuthResult> {
   if (!raw) return { ok: false, reason: 'missing' };
   if (!KEY_SHAPE.test(raw)) return { ok: false, reason: 'invalid' };
   const digest = hashKey(raw);
-  const key = await em.findOne(ApiKey, { hash: digest });
-  if (!key || !crypto.timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(digest, 'hex'))) return { ok: false, reason: 'invalid' };
-  if (!key.isActive) return { ok: false, reason: 'inactive' };
-  const account = await em.findOne(Account, key.accountId);
-  if (!account) return { ok: false, reason: 'invalid' };
+  const now = Date.now();
+  const cached = authCache.get(digest);
+  let row = cached && now - cached.at < AUTH_CACHE_TTL_MS ? cached.row : undefined;
+  if (!row) {
+    authCache.delete(digest);
+    row = await readAuthRow(em, digest);
+    if (!row || !crypto.timingSafeEqual(Buffer.from(row.k_hash, 'hex'), Buffer.from(digest, 'hex'))) return { ok: false, reason: 'invalid' };
+    if (!Number(row.k_is_active)) return { ok: false, reason: 'inactive' };
+    if (authCache.size >= AUTH_CACHE_MAX) authCache.clear();
+    authCache.set(digest, { at: now, row });
+  }
+  // entities of this request's EntityManager, hydrated from the row as a find would
+  const key = em.map(ApiKey, { id: row.k_id, account_id: row.k_account_id, name: row.k_name, prefix: row.k_prefix, hash: row.k_hash, is_active: row.k_is_active, created_at: row.k_created_at, last_used_at: row.k_last_used_at } as never);
+  const account = em.map(Account, { id: row.a_id, name: row.a_name, plan: row.a_plan, webhook_secret: row.a_webhook_secret, created_at: row.a_created_at } as never);
   return { ok: true, key, account };
-}
-
-/** Sets last_used_at and bumps today's request count for the key. */
-export async function recordKeyUsage(em: EntityManager, keyId: string, now = new Date()): Promise<void> {
-  const conn = em.getConnection();
-  await conn.execute('update api_keys set last_used_at = ? where id = ?', [now, keyId], 'run');
-  await conn.execute(
-    `insert into api_key_usage (key_id, day, request_count) values (?, ?, 1)
-     on conflict (key_id, day) do update set request_count = api_key_usage.request_count + 1`,
-    [keyId, now.toISOString().slice(0, 10)],
-    'run',
-  );
 }
 
 export async function setKeyActive(em: EntityManager, keyId: string, active: boolean): Promise<ApiKey> {
@@ -79,6 +125,7 @@ export async function setKeyActive(em: EntityManager, keyId: string, active: boo
   if (!key) throw new Error(`key ${keyId} does not exist`);
   key.isActive = active;
   await em.flush();
+  forgetAuth((r) => r.k_id === keyId);
   return key;
 }
 
@@ -86,9 +133,11 @@ export async function setKeyActive(em: EntityManager, keyId: string, active: boo
 export async function deleteKey(em: EntityManager, keyId: string): Promise<void> {
   const key = await em.findOne(ApiKey, keyId);
   if (!key) throw new Error(`key ${keyId} does not exist`);
+  forgetKeyUsage(em, keyId);
   await em.nativeDelete(ApiKeyUsage, { keyId });
   em.remove(key);
   await em.flush();
+  forgetAuth((r) => r.k_id === keyId);
 }
 
 /** Replaces the account's webhook secret; returns the new one. */
@@ -96,6 +145,7 @@ export async function rotateWebhookSecret(em: EntityManager, accountId: string):
   const account = await em.findOneOrFail(Account, accountId);
   account.webhookSecret = newWebhookSecret();
   await em.flush();
+  forgetAuth((r) => r.a_id === accountId);
   return account.webhookSecret;
 }
 
@@ -104,6 +154,7 @@ export async function setPlan(em: EntityManager, accountId: string, plan: PlanNa
   const account = await em.findOneOrFail(Account, accountId, { failHandler: () => new Error(`account ${accountId} does not exist`) });
   account.plan = plan;
   await em.flush();
+  forgetAuth((r) => r.a_id === accountId);
   return account;
 }
 
@@ -113,7 +164,8 @@ export function findAccountKey(em: EntityManager, accountId: string, keyId: stri
   return em.findOne(ApiKey, { id: keyId.toLowerCase(), accountId });
 }
 
-export function listAccountKeys(em: EntityManager, accountId: string): Promise<ApiKey[]> {
+export async function listAccountKeys(em: EntityManager, accountId: string): Promise<ApiKey[]> {
+  await flushKeyUsage(em);
   return em.find(ApiKey, { accountId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
 }
 
@@ -126,5 +178,6 @@ export async function renameKey(em: EntityManager, key: ApiKey, name: string): P
 /** Requests per UTC day (`YYYY-MM-DD`) of each key, from `sinceDay` on. */
 export async function keyUsageByDay(em: EntityManager, keyIds: string[], sinceDay: string): Promise<ApiKeyUsage[]> {
   if (keyIds.length === 0) return [];
+  await flushKeyUsage(em);
   return em.find(ApiKeyUsage, { keyId: { $in: keyIds }, day: { $gte: sinceDay } });
 }

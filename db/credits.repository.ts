@@ -4,12 +4,27 @@ import { CreditEntry } from './credit-entry.entity';
 import { Job } from './job.entity';
 import { DomainError } from '../lib/errors';
 
-/** Current balance: the sum of the account's ledger entries. */
+// The ledger (credit_entries) is the audit trail; accounts.balance is its running sum, changed only
+// here and always in the same transaction as the entry it reflects, so balance = sum(ledger) holds at
+// every commit and a charge never reads the whole ledger.
+
+/** Current balance (accounts.balance, kept equal to the sum of the account's ledger entries). */
 export async function getBalance(em: EntityManager, accountId: string): Promise<number> {
+  const rows = (await em.getConnection().execute('select balance from accounts where id = ?', [accountId], 'all', em.getTransactionContext())) as { balance: number | string }[];
+  return Number(rows[0]?.balance ?? 0);
+}
+
+/** The sum of the account's ledger entries (what the balance must equal; for checks and tests). */
+export async function ledgerSum(em: EntityManager, accountId: string): Promise<number> {
   const rows = (await em
     .getConnection()
     .execute('select coalesce(sum(amount), 0) as balance from credit_entries where account_id = ?', [accountId], 'all', em.getTransactionContext())) as { balance: number | string }[];
   return Number(rows[0]?.balance ?? 0);
+}
+
+/** Moves the balance by `amount` with the ledger line just written (same transaction). */
+async function applyToBalance(em: EntityManager, accountId: string, amount: number): Promise<void> {
+  await em.getConnection().execute('update accounts set balance = balance + ? where id = ?', [amount, accountId], 'run', em.getTransactionContext());
 }
 
 /**
@@ -30,23 +45,29 @@ function monthOf(d: Date): string {
   return d.toISOString().slice(0, 7);
 }
 
+/** True when this month's allowance has not been granted yet (a lookup on the (account, period) unique index). */
+async function grantDue(em: EntityManager, accountId: string, now: Date): Promise<boolean> {
+  return (await em.count(CreditEntry, { accountId, period: monthOf(now) })) === 0;
+}
+
 /**
  * Tops the account up to its plan's monthly allowance once per calendar month (unused credits do
  * not roll over; credits added by an operator above the allowance are kept). Must run under lockAccount.
  */
-async function ensureMonthlyGrant(em: EntityManager, account: Account, now: Date): Promise<void> {
+async function ensureMonthlyGrant(em: EntityManager, accountId: string, now: Date): Promise<void> {
+  if (!(await grantDue(em, accountId, now))) return;
   const period = monthOf(now);
-  const existing = await em.count(CreditEntry, { accountId: account.id, period });
-  if (existing > 0) return;
-  const balance = await getBalance(em, account.id);
-  const amount = Math.max(0, PLANS[account.plan].monthlyCredits - balance);
-  em.create(CreditEntry, { accountId: account.id, amount, kind: 'grant', period, note: `monthly allowance ${period}`, jobId: null, createdAt: now });
+  const account = await em.findOneOrFail(Account, accountId);
+  const amount = Math.max(0, PLANS[account.plan].monthlyCredits - (await getBalance(em, accountId)));
+  em.create(CreditEntry, { accountId, amount, kind: 'grant', period, note: `monthly allowance ${period}`, jobId: null, createdAt: now });
   await em.flush();
+  await applyToBalance(em, accountId, amount);
 }
 
 /**
- * In one transaction: locks the account, applies the monthly grant, checks the balance covers
- * `cost` (402 otherwise), runs `write` (e.g. inserting the job row) and appends the charge.
+ * In one transaction: locks the account, applies the monthly grant, takes `cost` off the balance
+ * only if it covers it (one conditional update; 402 otherwise), runs `write` (e.g. inserting the
+ * job row) and appends the charge to the ledger. O(1) in the size of the ledger.
  */
 export async function chargeCredits<T>(
   em: EntityManager,
@@ -56,12 +77,12 @@ export async function chargeCredits<T>(
   write: (tx: EntityManager) => Promise<{ jobId: string | null; value: T }>,
 ): Promise<T> {
   return em.transactional(async (tx) => {
-    await lockAccount(tx, accountId);
-    const account = await tx.findOneOrFail(Account, accountId);
     const now = new Date();
-    await ensureMonthlyGrant(tx, account, now);
-    const balance = await getBalance(tx, accountId);
-    if (balance < cost) {
+    await lockAccount(tx, accountId);
+    await ensureMonthlyGrant(tx, accountId, now);
+    const res = await tx.getConnection().execute('update accounts set balance = balance - ? where id = ? and balance >= ?', [cost, accountId, cost], 'run', tx.getTransactionContext());
+    if (Number((res as { affectedRows?: number }).affectedRows ?? 0) === 0) {
+      const balance = await getBalance(tx, accountId);
       throw new DomainError('insufficient_credits', `${what} costs ${cost} credit${cost === 1 ? '' : 's'} but the balance is ${balance}; add credits or upgrade the plan.`);
     }
     const { jobId, value } = await write(tx);
@@ -74,37 +95,45 @@ export async function chargeCredits<T>(
 /** Refunds a job's charge. Idempotent: the (job_id, 'refund') unique key admits one refund ever. Returns true if it wrote one. */
 export async function refundJob(em: EntityManager, accountId: string, jobId: string, amount: number): Promise<boolean> {
   if (amount <= 0) return false;
-  const res = await em
-    .getConnection()
-    .execute(
-      `insert into credit_entries (account_id, amount, kind, job_id, period, note, created_at)
-       values (?, ?, 'refund', ?, null, 'job failed', ?)
-       on conflict (job_id, kind) do nothing`,
-      [accountId, amount, jobId, new Date()],
-      'run',
-      em.getTransactionContext(),
-    );
-  return Number((res as { affectedRows?: number }).affectedRows ?? 0) > 0;
+  const refund = async (tx: EntityManager) => {
+    const res = await tx
+      .getConnection()
+      .execute(
+        `insert into credit_entries (account_id, amount, kind, job_id, period, note, created_at)
+         values (?, ?, 'refund', ?, null, 'job failed', ?)
+         on conflict (job_id, kind) do nothing`,
+        [accountId, amount, jobId, new Date()],
+        'run',
+        tx.getTransactionContext(),
+      );
+    const wrote = Number((res as { affectedRows?: number }).affectedRows ?? 0) > 0;
+    if (wrote) await applyToBalance(tx, accountId, amount);
+    return wrote;
+  };
+  // the ledger line and the balance move together: join the caller's transaction or open one
+  return em.isInTransaction() ? refund(em) : em.transactional(refund);
 }
 
 /** Operator adjustment (positive or negative); never takes the balance below zero. Returns the new balance. */
 export async function adjustCredits(em: EntityManager, accountId: string, amount: number, note: string): Promise<number> {
   return em.transactional(async (tx) => {
     await lockAccount(tx, accountId);
-    const account = await tx.findOneOrFail(Account, accountId);
-    await ensureMonthlyGrant(tx, account, new Date());
+    await tx.findOneOrFail(Account, accountId);
+    await ensureMonthlyGrant(tx, accountId, new Date());
     const balance = await getBalance(tx, accountId);
     if (balance + amount < 0) throw new Error(`cannot remove ${-amount} credits: the balance is ${balance}`);
     if (amount !== 0) {
       tx.create(CreditEntry, { accountId, amount, kind: 'adjust', jobId: null, period: null, note, createdAt: new Date() });
       await tx.flush();
+      await applyToBalance(tx, accountId, amount);
     }
     return balance + amount;
   });
 }
 
-/** Balance after applying this month's grant if it is due. */
+/** Balance after applying this month's grant if it is due; a plain read once the month's grant exists. */
 export async function currentBalance(em: EntityManager, accountId: string): Promise<number> {
+  if (!(await grantDue(em, accountId, new Date()))) return getBalance(em, accountId);
   return adjustCredits(em, accountId, 0, 'read');
 }
 

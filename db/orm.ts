@@ -65,12 +65,20 @@ export function ormOptions(config: Pick<Config, 'databaseUrl' | 'sqlitePath'>): 
   };
 }
 
-// WAL lets readers in other processes (the CLI) work while the API writes; busy_timeout waits out short locks.
+// WAL lets readers in other processes (the CLI) work while the API writes; busy_timeout waits out
+// short locks. synchronous=NORMAL syncs the WAL at checkpoints instead of at every commit: under WAL a
+// committed transaction still survives a crash of the process, only a power loss or OS crash may drop
+// the last commits (README, Performance). One connection: knex opens deferred transactions, and a
+// second connection's read-then-write transaction could fail with SQLITE_BUSY that busy_timeout does
+// not retry, while writers serialise on SQLite's single write lock anyway.
+const SQLITE_PRAGMAS = ['PRAGMA journal_mode = WAL', 'PRAGMA synchronous = NORMAL', 'PRAGMA busy_timeout = 10000'];
+
 function sqliteAfterCreate(conn: { run: (sql: string, cb: (err?: Error) => void) => void }, done: (err?: Error, conn?: unknown) => void) {
-  conn.run('PRAGMA journal_mode = WAL', (e1) => {
-    if (e1) return done(e1, conn);
-    conn.run('PRAGMA busy_timeout = 10000', (e2) => done(e2, conn));
-  });
+  const next = (i: number) => {
+    if (i === SQLITE_PRAGMAS.length) return done(undefined, conn);
+    conn.run(SQLITE_PRAGMAS[i]!, (err) => (err ? done(err, conn) : next(i + 1)));
+  };
+  next(0);
 }
 
 /** Opens the database; `migrate` applies pending migrations first. */

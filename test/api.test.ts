@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setKeyActive, deleteKey } from '../db/accounts.repository';
 import { Job } from '../db/job.entity';
-import { refundJob } from '../db/credits.repository';
+import { ledgerSum, refundJob } from '../db/credits.repository';
+import { flushKeyUsage } from '../db/key-usage.repository';
 import { InfoError } from '../api/services/orchestrator';
 import type { DownloadParams } from '../lib/operations';
 import type { VideoInfo } from '../lib/video-info';
@@ -66,6 +67,7 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         const a = await h.newAccount();
         await h.request('GET', '/v1/jobs', { key: a.key });
         await h.request('GET', '/v1/jobs', { key: a.key });
+        await flushKeyUsage(h.orm.em); // usage is buffered for up to KEY_USAGE_FLUSH_MS
         const conn = h.orm.em.getConnection();
         const [row] = (await conn.execute('select prefix, hash, last_used_at from api_keys where id = ?', [a.keyId])) as { prefix: string; hash: string; last_used_at: unknown }[];
         assert.equal(row!.prefix, a.key.slice(0, 8));
@@ -203,6 +205,7 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         assert.equal(statuses.filter((s) => s === 202).length, 3, statuses.join(','));
         assert.equal(statuses.filter((s) => s === 402).length, 9, statuses.join(','));
         assert.equal(await h.balance(a.accountId), 0);
+        assert.equal(await ledgerSum(h.orm.em.fork(), a.accountId), 0, 'the balance is the sum of the ledger');
       });
 
       it('refunds a failed job exactly once', async () => {
@@ -212,6 +215,7 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         const results = await Promise.all([1, 2, 3].map(() => refundJob(h.orm.em.fork(), a.accountId, res.body.job_id, 1)));
         assert.deepEqual(results.filter(Boolean).length, 1);
         assert.equal(await h.balance(a.accountId), 1000);
+        assert.equal(await ledgerSum(h.orm.em.fork(), a.accountId), 1000, 'the balance is the sum of the ledger');
       });
 
       it('an accepted job survives the job engine being down: 202, charged, pending, then started by the reconciler', async () => {

@@ -172,7 +172,7 @@ describe('the contract from the outside: Schemathesis against serve, the OpenAPI
     assert.ok(Date.now() - t0 < 30_000, 'answered, not a 504 after the info timeout');
   });
 
-  it('11. the CLI: accounts/keys --help, --add with a negative N, accounts plan changes the limit at once', async () => {
+  it('11. the CLI: accounts/keys --help, --add with a negative N, accounts plan changes the limit within 2 s', async () => {
     for (const topic of ['accounts', 'keys']) {
       const lines = await cli(s.env, topic, '--help');
       assert.ok(lines.some((l) => l.includes(`${topic} create`)), `${topic} --help`);
@@ -181,7 +181,12 @@ describe('the contract from the outside: Schemathesis against serve, the OpenAPI
     assert.equal(Number((await cli(s.env, 'accounts', 'credits', s.accountId, '--add', '-5')).pop()), start - 5);
     assert.equal(Number((await cli(s.env, 'accounts', 'credits', s.accountId, '--add', '5')).pop()), start);
     await cli(s.env, 'accounts', 'plan', s.accountId, '--plan', 'growth');
-    const acct = await s.api('GET', '/v1/account');
+    // API processes trust a verified key (and its account's plan) for 2 s
+    let acct = await s.api('GET', '/v1/account');
+    for (let i = 0; i < 30 && acct.body.plan !== 'growth'; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      acct = await s.api('GET', '/v1/account');
+    }
     assert.equal(acct.body.plan, 'growth');
     assert.equal(acct.body.rate_limit_per_minute, PLANS.growth.requestsPerMinute);
     assert.equal(acct.headers.get('x-ratelimit-limit'), String(PLANS.growth.requestsPerMinute));

@@ -12,6 +12,27 @@ export async function connectTemporal(address: string, namespace: string): Promi
   return new Client({ connection, namespace });
 }
 
+/** How long a job's live progress read from Temporal is reused. */
+const PROGRESS_TTL_MS = 1_000;
+const progressCache = new Map<string, { at: number; value: Promise<number | null> }>();
+
+/** The highest progress heartbeated by the job's running activities, or null. */
+async function describeProgress(client: Client, jobId: string): Promise<number | null> {
+  try {
+    const desc = await client.workflow.getHandle(jobWorkflowId(jobId)).describe();
+    let best: number | null = null;
+    for (const act of desc.raw.pendingActivities ?? []) {
+      const payload = act.heartbeatDetails?.payloads?.[0];
+      if (!payload) continue;
+      const details = defaultPayloadConverter.fromPayload<ProgressDetails | undefined>(payload);
+      if (typeof details?.progress === 'number') best = Math.max(best ?? 0, details.progress);
+    }
+    return best;
+  } catch {
+    return null;
+  }
+}
+
 /** The API's job engine over a Temporal client; workflows are started by type, so their arguments are checked. */
 export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSeconds: number }): Orchestrator {
   const orchestrator: Orchestrator = {
@@ -54,20 +75,15 @@ export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSe
       }
     },
 
-    async jobProgress(jobId) {
-      try {
-        const desc = await client.workflow.getHandle(jobWorkflowId(jobId)).describe();
-        let best: number | null = null;
-        for (const act of desc.raw.pendingActivities ?? []) {
-          const payload = act.heartbeatDetails?.payloads?.[0];
-          if (!payload) continue;
-          const details = defaultPayloadConverter.fromPayload<ProgressDetails | undefined>(payload);
-          if (typeof details?.progress === 'number') best = Math.max(best ?? 0, details.progress);
-        }
-        return best;
-      } catch {
-        return null;
-      }
+    jobProgress(jobId) {
+      // one describe() per job per PROGRESS_TTL_MS however many clients poll it (heartbeats are throttled to ~1 s anyway)
+      const now = Date.now();
+      const hit = progressCache.get(jobId);
+      if (hit && now - hit.at < PROGRESS_TTL_MS) return hit.value;
+      if (progressCache.size >= 10_000) progressCache.clear();
+      const value = describeProgress(client, jobId);
+      progressCache.set(jobId, { at: now, value });
+      return value;
     },
   };
   return orchestrator;

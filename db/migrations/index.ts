@@ -3,10 +3,12 @@ import { Migration20261121000000 as PgInitial } from './postgresql/Migration2026
 import { Migration20261121010000 as PgIdempotency } from './postgresql/Migration20261121010000';
 import { Migration20261121020000 as PgWebhooks } from './postgresql/Migration20261121020000';
 import { Migration20261122100000 as PgDashboard } from './postgresql/Migration20261122100000';
+import { Migration20261123100000 as PgBalance } from './postgresql/Migration20261123100000';
 import { Migration20261121000000 as SqliteInitial } from './sqlite/Migration20261121000000';
 import { Migration20261121010000 as SqliteIdempotency } from './sqlite/Migration20261121010000';
 import { Migration20261121020000 as SqliteWebhooks } from './sqlite/Migration20261121020000';
 import { Migration20261122100000 as SqliteDashboard } from './sqlite/Migration20261122100000';
+import { Migration20261123100000 as SqliteBalance } from './sqlite/Migration20261123100000';
 
 // Listed explicitly so migrations run the same from source and from dist/, per dialect.
 export const sqliteMigrations: MigrationObject[] = [
@@ -14,10 +16,12 @@ export const sqliteMigrations: MigrationObject[] = [
   { name: 'Migration20261121010000', class: SqliteIdempotency },
   { name: 'Migration20261121020000', class: SqliteWebhooks },
   { name: 'Migration20261122100000', class: SqliteDashboard },
+  { name: 'Migration20261123100000', class: SqliteBalance },
 ];
 export const postgresMigrations: MigrationObject[] = [
   { name: 'Migration20261121000000', class: PgInitial },
   { name: 'Migration20261121010000', class: PgIdempotency },
   { name: 'Migration20261121020000', class: PgWebhooks },
   { name: 'Migration20261122100000', class: PgDashboard },
+  { name: 'Migration20261123100000', class: PgBalance },
 ];

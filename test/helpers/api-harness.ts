@@ -9,6 +9,7 @@ import { JobDispatcher } from '../../api/services/job-dispatcher';
 import type { PlanName } from '../../db/account.entity';
 import { createAccount, createApiKey } from '../../db/accounts.repository';
 import { adjustCredits, getBalance } from '../../db/credits.repository';
+import { closeKeyUsage } from '../../db/key-usage.repository';
 import { openOrm, type Dialect } from '../../db/orm';
 import { loadConfig, type Config } from '../../lib/config';
 import { FileLinks } from '../../lib/file-links';
@@ -140,6 +141,7 @@ export async function startApiHarness(dialect: Dialect): Promise<ApiHarness> {
     async close() {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
+      await closeKeyUsage(orm.em);
       await orm.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
       if (dialect === 'postgresql' && --pgUsers === 0 && pg) {

@@ -1,0 +1,9 @@
+import { Migration } from '@mikro-orm/migrations';
+
+/** accounts.balance: the running sum of the account's ledger, kept in the same transaction as each entry; backfilled from the ledger. */
+export class Migration20261123100000 extends Migration {
+  override async up(): Promise<void> {
+    this.addSql('alter table `accounts` add column `balance` integer not null default 0');
+    this.addSql('update `accounts` set `balance` = coalesce((select sum(`c`.`amount`) from `credit_entries` `c` where `c`.`account_id` = `accounts`.`id`), 0)');
+  }
+}

@@ -1,0 +1,280 @@
+// Shared pieces of `make bench`: the row interface, a keep-alive HTTP load generator, statistics,
+// process-tree memory, a static file server and the table. Benchmarks print figures; they assert nothing.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import type { Orm } from '../../db/orm';
+import type { ServeStack } from '../helpers/serve-stack';
+
+/** What every row gets: the running `serve`, an ORM on its database, a Temporal client and helpers. */
+export interface BenchContext {
+  stack: ServeStack;
+  /** The service's own database, opened by the bench (seeding, keys, completed job rows). */
+  orm: Orm;
+  /** A client on serve's embedded Temporal. */
+  temporal: Client;
+  /** A scratch folder, removed at the end. */
+  work: string;
+  /** Serves files of `work/files` on loopback; `url('clip.mp4')`. */
+  files: { url(name: string): string };
+  /** Seconds each throughput measurement runs (BENCH_SECONDS). */
+  seconds: number;
+  rounds: number;
+  /** A fresh key on the account (each connection gets its own, so a run never meets the per-key minute limit). */
+  newKey(accountId?: string): Promise<string>;
+  /** Waits until serve has no pending or processing job and no tool child running. */
+  quiesce(): Promise<void>;
+}
+
+/** One line of the table. */
+export interface TableLine {
+  what: string;
+  product: string;
+  peer: string;
+  ratio: string;
+}
+
+/**
+ * A row group: `measure` runs once per round (rounds interleave the groups), returns named figures,
+ * and `report` turns the medians of those figures into table lines.
+ */
+export interface BenchRow {
+  name: string;
+  /** Lower runs first within a round. */
+  order?: number;
+  setup?(ctx: BenchContext): Promise<void>;
+  measure(ctx: BenchContext, round: number): Promise<Record<string, number>>;
+  report(medians: Record<string, number>): TableLine[];
+  teardown?(ctx: BenchContext): Promise<void>;
+}
+
+export function median(xs: number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** Nearest-rank percentile (p in 0..100). */
+export function percentile(xs: number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+}
+
+export interface LoadResult {
+  requests: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  statuses: Record<number, number>;
+}
+
+export interface LoadOptions {
+  url: string;
+  method?: string;
+  connections: number;
+  seconds: number;
+  warmupSeconds?: number;
+  /** Headers of connection `i` (e.g. its own key). */
+  headers?: (i: number) => Record<string, string>;
+  body?: () => string;
+  /** Sees every response, warm-up and overrun included (e.g. to collect created job ids). */
+  onResponse?: (status: number, body: string) => void;
+}
+
+/** A closed-loop load: `connections` keep-alive sockets, each sending its next request when the last one answers. */
+export async function load(opts: LoadOptions): Promise<LoadResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: opts.connections });
+  const url = new URL(opts.url);
+  const warmupMs = (opts.warmupSeconds ?? 0.5) * 1000;
+  const t0 = performance.now();
+  const measureFrom = t0 + warmupMs;
+  const measureTo = measureFrom + opts.seconds * 1000;
+  const latencies: number[] = [];
+  const statuses: Record<number, number> = {};
+  const one = (i: number) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const body = opts.body?.();
+      const headers: Record<string, string> = { ...(opts.headers?.(i) ?? {}) };
+      if (body !== undefined) {
+        headers['content-type'] = 'application/json';
+        headers['content-length'] = String(Buffer.byteLength(body));
+      }
+      const req = http.request({ agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method: opts.method ?? 'GET', headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  const loop = async (i: number) => {
+    for (;;) {
+      const start = performance.now();
+      if (start >= measureTo) return;
+      let res: { status: number; body: string };
+      try {
+        res = await one(i);
+      } catch {
+        res = { status: 0, body: '' };
+      }
+      const end = performance.now();
+      opts.onResponse?.(res.status, res.body);
+      // throughput counts the answers that arrive inside the window, however long each took
+      if (end >= measureFrom && end <= measureTo) {
+        latencies.push(end - start);
+        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: opts.connections }, (_, i) => loop(i)));
+  agent.destroy();
+  return { requests: latencies.length, rps: latencies.length / opts.seconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), statuses };
+}
+
+/** Runs `fn` `count` times with at most `concurrency` at once, as fast as it can, for `seconds`; calls per second. */
+export async function closedLoop(concurrency: number, seconds: number, fn: () => Promise<void>, warmupSeconds = 0.5): Promise<{ perSecond: number; p50Ms: number; errors: number }> {
+  const t0 = performance.now();
+  const from = t0 + warmupSeconds * 1000;
+  const to = from + seconds * 1000;
+  const latencies: number[] = [];
+  let errors = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (;;) {
+        const start = performance.now();
+        if (start >= to) return;
+        let ok = true;
+        try {
+          await fn();
+        } catch {
+          ok = false;
+        }
+        const end = performance.now();
+        if (end >= from && end <= to) {
+          if (ok) latencies.push(end - start);
+          else errors++;
+        }
+      }
+    }),
+  );
+  return { perSecond: latencies.length / seconds, p50Ms: percentile(latencies, 50), errors };
+}
+
+/** Resident memory (bytes) summed over every process of the process group `pgid`, read from /proc. */
+export function groupRss(pgid: number): { bytes: number; processes: number } {
+  let bytes = 0;
+  let processes = 0;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // fields after the parenthesised command: state ppid pgrp …
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) !== pgid) continue;
+      const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${entry}/status`, 'utf8'));
+      if (m) {
+        bytes += Number(m[1]) * 1024;
+        processes++;
+      }
+    } catch {
+      // the process ended while we read it
+    }
+  }
+  return { bytes, processes };
+}
+
+/** Processes of the group other than the named long-lived ones (tools that jobs are running). */
+export function groupTools(pgid: number): string[] {
+  const out: string[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) !== pgid) continue;
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (/ffmpeg|ffprobe|yt-dlp|python/.test(comm)) out.push(comm);
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/** A static file server on loopback for `dir`. */
+export async function serveFiles(dir: string): Promise<{ url(name: string): string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const file = path.join(dir, path.basename(decodeURIComponent((req.url ?? '/').split('?')[0]!)));
+    if (!fs.existsSync(file)) {
+      res.writeHead(404).end();
+      return;
+    }
+    const size = fs.statSync(file).size;
+    const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+    const type = file.endsWith('.mp4') ? 'video/mp4' : 'application/octet-stream';
+    if (range) {
+      const start = Number(range[1]);
+      const end = range[2] ? Math.min(Number(range[2]), size - 1) : size - 1;
+      res.writeHead(206, { 'content-type': type, 'content-length': end - start + 1, 'content-range': `bytes ${start}-${end}/${size}`, 'accept-ranges': 'bytes' });
+      if (req.method === 'HEAD') res.end();
+      else fs.createReadStream(file, { start, end }).pipe(res);
+      return;
+    }
+    res.writeHead(200, { 'content-type': type, 'content-length': size, 'accept-ranges': 'bytes' });
+    if (req.method === 'HEAD') res.end();
+    else fs.createReadStream(file).pipe(res);
+  });
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: (name) => `http://127.0.0.1:${port}/${name}`,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+/** A peer server (test/bench/peers/*.js) in its own process; resolves with its port once it listens. */
+export async function startPeer(script: string, args: string[]): Promise<{ port: number; child: ChildProcess; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [path.join(__dirname, 'peers', script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let buf = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      buf += c.toString();
+      const m = /listening (\d+)/.exec(buf);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`peer ${script} exited with ${code}`)));
+  });
+  return {
+    port,
+    child,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+export const fmt = {
+  rate: (x: number, unit: string) => `${Number.isFinite(x) ? (x >= 100 ? Math.round(x).toLocaleString('en') : x.toFixed(1)) : 'n/a'} ${unit}`,
+  ms: (x: number) => (Number.isFinite(x) ? (x >= 100 ? `${Math.round(x)} ms` : `${x.toFixed(1)} ms`) : 'n/a'),
+  s: (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)} s` : 'n/a'),
+  mb: (bytes: number) => (Number.isFinite(bytes) ? `${Math.round(bytes / 1e6)} MB` : 'n/a'),
+  /** product/peer, as "0.42×" (for rates, higher is better; for times, lower is). */
+  ratio: (product: number, peer: number) => (Number.isFinite(product) && Number.isFinite(peer) && peer > 0 ? `${(product / peer).toFixed(2)}×` : ''),
+};
+
+/** A Markdown table of the lines. */
+export function table(lines: TableLine[]): string {
+  const head = ['What', 'Product', 'Bare tool or peer', 'Ratio (product/peer)'];
+  const rows = lines.map((l) => [l.what, l.product, l.peer, l.ratio]);
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}

@@ -1,0 +1,63 @@
+// GET /v1/jobs/{id} on a completed job at 8 connections, against a bare Koa answering the same JSON.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Job } from '../../../db/job.entity';
+import { fmt, load, startPeer, type BenchRow } from '../harness';
+
+const CONNECTIONS = 8;
+let jobId = '';
+let peer: Awaited<ReturnType<typeof startPeer>> | null = null;
+
+const row: BenchRow = {
+  name: 'job read',
+  order: 10,
+  async setup(ctx) {
+    // a completed fingerprint job, written as the workflow would leave it
+    jobId = crypto.randomUUID();
+    const now = new Date();
+    const em = ctx.orm.em.fork();
+    em.create(Job, {
+      id: jobId,
+      accountId: ctx.stack.accountId,
+      jobType: 'fingerprint',
+      status: 'completed',
+      sourceUrl: ctx.files.url('clip10.mp4'),
+      parameters: { url: ctx.files.url('clip10.mp4'), timestamp: null, hash_size: 16, webhook_url: null },
+      creditsCharged: 1,
+      progress: 100,
+      resultData: { average_hash: 'f'.repeat(64), perceptual_hash: 'a'.repeat(64), difference_hash: '0'.repeat(64), hash_size: 16, frame_timestamp: '00:00:02.500', title: 'clip10' },
+      outputFile: `${jobId}/fingerprint.json`,
+      createdAt: now,
+      startedAt: now,
+      completedAt: now,
+      expiresAt: new Date(now.getTime() + 3_600_000),
+    });
+    await em.flush();
+    const res = await ctx.stack.api('GET', `/v1/jobs/${jobId}`);
+    if (res.status !== 200) throw new Error(`GET /v1/jobs/${jobId} answered ${res.status}`);
+    const file = path.join(ctx.work, 'job.json');
+    fs.writeFileSync(file, JSON.stringify(res.body));
+    peer = await startPeer('bare-koa.js', ['json', file]);
+  },
+  async measure(ctx) {
+    const keys = await Promise.all(Array.from({ length: CONNECTIONS }, () => ctx.newKey()));
+    const product = await load({ url: `${ctx.stack.base}/v1/jobs/${jobId}`, connections: CONNECTIONS, seconds: ctx.seconds, headers: (i) => ({ authorization: `Bearer ${keys[i]}` }) });
+    const bare = await load({ url: `http://127.0.0.1:${peer!.port}/v1/jobs/${jobId}`, connections: CONNECTIONS, seconds: ctx.seconds });
+    const ok = product.statuses[200] ?? 0;
+    return { rps: ok / ctx.seconds, p50: product.p50Ms, p99: product.p99Ms, non200: product.requests - ok, bareRps: bare.rps, bareP50: bare.p50Ms, bareP99: bare.p99Ms };
+  },
+  report: (m) => [
+    {
+      what: `\`GET /v1/jobs/{id}\` (completed job), ${CONNECTIONS} connections`,
+      product: `${fmt.rate(m.rps!, 'req/s')}, p50 ${fmt.ms(m.p50!)}, p99 ${fmt.ms(m.p99!)}`,
+      peer: `bare Koa, same JSON: ${fmt.rate(m.bareRps!, 'req/s')}, p50 ${fmt.ms(m.bareP50!)}, p99 ${fmt.ms(m.bareP99!)}`,
+      ratio: fmt.ratio(m.rps!, m.bareRps!),
+    },
+  ],
+  async teardown() {
+    await peer?.stop();
+  },
+};
+
+export const rows = [row];
