@@ -84,6 +84,12 @@ export function urlSyntaxProblem(raw: string): string | null {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return `must use http or https, not ${url.protocol.replace(/:$/, '')}`;
   if (url.username || url.password || /^[a-z]+:\/\/[^/?#]*@/i.test(raw)) return 'must not contain a user name or password';
   if (!url.hostname) return 'has no host';
+  // DNS limits (RFC 1035): a longer name can never resolve, and resolvers answer it with odd errors
+  if (!url.hostname.startsWith('[')) {
+    const name = url.hostname.replace(/\.$/, '');
+    if (name.length > 253) return 'has a host name longer than 253 characters';
+    if (name.split('.').some((label) => label.length === 0 || label.length > 63)) return 'has a host name with an empty label or one longer than 63 characters';
+  }
   return null;
 }
 

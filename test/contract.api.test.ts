@@ -63,7 +63,7 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
     });
 
     it('2b. a NUL byte (or any control character) in a URL is a 422, bound as a value everywhere it is used', async () => {
-      for (const url of [`${SOURCE}\u0000`, 'http://exa\u0000mple.com/v.mp4', `${SOURCE}?q=\u0001`]) {
+      for (const url of [`${SOURCE}\u0000`, 'http://exa\u0000mple.com/v.mp4', `${SOURCE}?q=\u0001`, `https://${'a'.repeat(64)}.example/v.mp4`, `https://${'abc.'.repeat(70)}example/v.mp4`]) {
         const res = await h.request('POST', '/v1/download', { key, body: { url } });
         assert.equal(res.status, 422, JSON.stringify(url));
         assert.match(res.body.detail, /^url: /);

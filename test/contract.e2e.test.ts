@@ -59,6 +59,72 @@ describe('the contract from the outside: Schemathesis against serve, the OpenAPI
     assert.match(stdout, /OK/);
   });
 
+  it('3. GET /v1/info: a plain text file is a 404 and not charged; a page naming its video twice has the page title and the measured duration', async () => {
+    // an account of its own: the fuzzing run's jobs may still be refunding on the shared one
+    const account = (await cli(s.env, 'accounts', 'create', '--name', 'contract-info', '--plan', 'pro')).pop()!;
+    const key = (await cli(s.env, 'keys', 'create', '--account', account, '--name', 'info')).pop()!;
+    const credits = async () => Number((await cli(s.env, 'accounts', 'credits', account)).pop());
+    const info = async (url: string) => {
+      const res = await fetch(`${s.base}/v1/info?url=${encodeURIComponent(url)}`, { headers: { authorization: `Bearer ${key}` } });
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+    const before = await credits();
+    const txt = await info(fx.url('/docs/readme.txt'));
+    assert.equal(txt.status, 404, JSON.stringify(txt.body));
+    assert.match(txt.body.detail, /not a video page, a playlist of one video, or a media file/);
+    assert.equal(await credits(), before, 'an unsupported URL is not charged');
+
+    const page = await info(fx.url('/watch/og-twice'));
+    assert.equal(page.status, 200, JSON.stringify(page.body));
+    assert.equal(page.body.title, FIXTURE.page.title);
+    assert.ok(Math.abs(page.body.duration - FIXTURE.durationSeconds) < 0.5, `duration ${page.body.duration}`);
+    assert.equal(await credits(), before - 1);
+  });
+
+  it('8. failures say what a person can act on: no tool internals (HTTP 404 source, a host with no DNS record, a page without media)', async () => {
+    const cases = [
+      [fx.url('/media/missing.mp4'), /^The source is not available/],
+      ['http://no-such-host.invalid/video.mp4', /^The source is not available: no-such-host\.invalid does not resolve/],
+      [fx.url('/watch/nomedia'), /^No platform handler supports/],
+    ] as const;
+    const jobs = await Promise.all(cases.map(async ([url]) => (await s.api('POST', '/v1/fingerprint', { url })).body.job_id as string));
+    for (const [i, id] of jobs.entries()) {
+      const job = await s.waitJob(id, 120_000);
+      assert.equal(job.status, 'failed');
+      assert.match(job.error_message!, cases[i]![1]);
+      assert.doesNotMatch(job.error_message!, /caused by|HTTPError|Traceback|ERROR:|<[A-Za-z]+Error|\[generic\]|yt-dlp|ffmpeg/i, job.error_message!);
+    }
+    // the synchronous read says the same at once, instead of timing out
+    const t0 = Date.now();
+    const info = await s.api('GET', `/v1/info?url=${encodeURIComponent('http://no-such-host.invalid/video.mp4')}`);
+    assert.equal(info.status, 404, JSON.stringify(info.body));
+    assert.match(info.body.detail, /no-such-host\.invalid does not resolve/);
+    assert.ok(Date.now() - t0 < 30_000, 'answered, not a 504 after the info timeout');
+  });
+
+  it('11. the CLI: accounts/keys --help, --add with a negative N, accounts plan changes the limit within 2 s', async () => {
+    for (const topic of ['accounts', 'keys']) {
+      const lines = await cli(s.env, topic, '--help');
+      assert.ok(lines.some((l) => l.includes(`${topic} create`)), `${topic} --help`);
+    }
+    const start = await s.credits();
+    assert.equal(Number((await cli(s.env, 'accounts', 'credits', s.accountId, '--add', '-5')).pop()), start - 5);
+    assert.equal(Number((await cli(s.env, 'accounts', 'credits', s.accountId, '--add', '5')).pop()), start);
+    await cli(s.env, 'accounts', 'plan', s.accountId, '--plan', 'growth');
+    // API processes trust a verified key (and its account's plan) for 2 s
+    let acct = await s.api('GET', '/v1/account');
+    for (let i = 0; i < 30 && acct.body.plan !== 'growth'; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      acct = await s.api('GET', '/v1/account');
+    }
+    assert.equal(acct.body.plan, 'growth');
+    assert.equal(acct.body.rate_limit_per_minute, PLANS.growth.requestsPerMinute);
+    assert.equal(acct.headers.get('x-ratelimit-limit'), String(PLANS.growth.requestsPerMinute));
+    await assert.rejects(cli(s.env, 'accounts', 'plan', s.accountId, '--plan', 'platinum'), /plan/);
+    await cli(s.env, 'accounts', 'plan', s.accountId, '--plan', 'enterprise');
+  });
+
+  // last: its jobs and info reads keep the workers busy for a while after it ends
   it(`Schemathesis (${FUZZ_SECONDS} s, every phase, ${CHECKS.length} checks) finds 0 failures and 0 errors`, async function () {
     this.timeout((FUZZ_SECONDS + 240) * 1000);
     // identifiers for the {id} routes: finished jobs, an endpoint, a result link
@@ -127,70 +193,5 @@ describe('the contract from the outside: Schemathesis against serve, the OpenAPI
     // the ids reached their routes: finished jobs were read, not only 404s
     const log = fs.readFileSync(path.join(s.dataDir, 'serve.log'), 'utf8');
     assert.doesNotMatch(log, /SQLITE_ERROR|Internal Server Error/);
-  });
-
-  it('3. GET /v1/info: a plain text file is a 404 and not charged; a page naming its video twice has the page title and the measured duration', async () => {
-    // an account of its own: the fuzzing run's jobs may still be refunding on the shared one
-    const account = (await cli(s.env, 'accounts', 'create', '--name', 'contract-info', '--plan', 'pro')).pop()!;
-    const key = (await cli(s.env, 'keys', 'create', '--account', account, '--name', 'info')).pop()!;
-    const credits = async () => Number((await cli(s.env, 'accounts', 'credits', account)).pop());
-    const info = async (url: string) => {
-      const res = await fetch(`${s.base}/v1/info?url=${encodeURIComponent(url)}`, { headers: { authorization: `Bearer ${key}` } });
-      return { status: res.status, body: (await res.json()) as Record<string, any> };
-    };
-    const before = await credits();
-    const txt = await info(fx.url('/docs/readme.txt'));
-    assert.equal(txt.status, 404, JSON.stringify(txt.body));
-    assert.match(txt.body.detail, /not a video page, a playlist of one video, or a media file/);
-    assert.equal(await credits(), before, 'an unsupported URL is not charged');
-
-    const page = await info(fx.url('/watch/og-twice'));
-    assert.equal(page.status, 200, JSON.stringify(page.body));
-    assert.equal(page.body.title, FIXTURE.page.title);
-    assert.ok(Math.abs(page.body.duration - FIXTURE.durationSeconds) < 0.5, `duration ${page.body.duration}`);
-    assert.equal(await credits(), before - 1);
-  });
-
-  it('8. failures say what a person can act on: no tool internals (HTTP 404 source, a host with no DNS record, a page without media)', async () => {
-    const cases = [
-      [fx.url('/media/missing.mp4'), /^The source is not available/],
-      ['http://no-such-host.invalid/video.mp4', /^The source is not available: no-such-host\.invalid does not resolve/],
-      [fx.url('/watch/nomedia'), /^No platform handler supports/],
-    ] as const;
-    const jobs = await Promise.all(cases.map(async ([url]) => (await s.api('POST', '/v1/fingerprint', { url })).body.job_id as string));
-    for (const [i, id] of jobs.entries()) {
-      const job = await s.waitJob(id, 120_000);
-      assert.equal(job.status, 'failed');
-      assert.match(job.error_message!, cases[i]![1]);
-      assert.doesNotMatch(job.error_message!, /caused by|HTTPError|Traceback|ERROR:|<[A-Za-z]+Error|\[generic\]|yt-dlp|ffmpeg/i, job.error_message!);
-    }
-    // the synchronous read says the same at once, instead of timing out
-    const t0 = Date.now();
-    const info = await s.api('GET', `/v1/info?url=${encodeURIComponent('http://no-such-host.invalid/video.mp4')}`);
-    assert.equal(info.status, 404, JSON.stringify(info.body));
-    assert.match(info.body.detail, /no-such-host\.invalid does not resolve/);
-    assert.ok(Date.now() - t0 < 30_000, 'answered, not a 504 after the info timeout');
-  });
-
-  it('11. the CLI: accounts/keys --help, --add with a negative N, accounts plan changes the limit within 2 s', async () => {
-    for (const topic of ['accounts', 'keys']) {
-      const lines = await cli(s.env, topic, '--help');
-      assert.ok(lines.some((l) => l.includes(`${topic} create`)), `${topic} --help`);
-    }
-    const start = await s.credits();
-    assert.equal(Number((await cli(s.env, 'accounts', 'credits', s.accountId, '--add', '-5')).pop()), start - 5);
-    assert.equal(Number((await cli(s.env, 'accounts', 'credits', s.accountId, '--add', '5')).pop()), start);
-    await cli(s.env, 'accounts', 'plan', s.accountId, '--plan', 'growth');
-    // API processes trust a verified key (and its account's plan) for 2 s
-    let acct = await s.api('GET', '/v1/account');
-    for (let i = 0; i < 30 && acct.body.plan !== 'growth'; i++) {
-      await new Promise((r) => setTimeout(r, 200));
-      acct = await s.api('GET', '/v1/account');
-    }
-    assert.equal(acct.body.plan, 'growth');
-    assert.equal(acct.body.rate_limit_per_minute, PLANS.growth.requestsPerMinute);
-    assert.equal(acct.headers.get('x-ratelimit-limit'), String(PLANS.growth.requestsPerMinute));
-    await assert.rejects(cli(s.env, 'accounts', 'plan', s.accountId, '--plan', 'platinum'), /plan/);
-    await cli(s.env, 'accounts', 'plan', s.accountId, '--plan', 'enterprise');
   });
 });
