@@ -21,9 +21,9 @@ const CHECKS = ['not_a_server_error', 'status_code_conformance', 'content_type_c
 /**
  * Rules a JSON Schema cannot say, each documented with its 422 in the operation's description:
  * clip_end after clip_start, languages and models this server has installed, the 10-endpoint
- * quota, cursors only the server can sign. Schema-valid requests may meet them; nothing else may 422.
+ * quota, cursors only the server can sign, host names within DNS limits (253 characters, labels of 63). Schema-valid requests may meet them; nothing else may 422.
  */
-const DOCUMENTED_422 = ['createDownloadJob', 'createPreviewJob', 'createTranscribeJob', 'createTranslateJob', 'createWebhook', 'listJobs', 'listWebhookDeliveries'];
+const DOCUMENTED_422 = ['getVideoInfo', 'createFingerprintJob', 'createCommentsJob', 'createDownloadJob', 'createPreviewJob', 'createTranscribeJob', 'createTranslateJob', 'createWebhook', 'listJobs', 'listWebhookDeliveries'];
 
 const toml = (v: unknown): string => JSON.stringify(v);
 

@@ -19,7 +19,7 @@ function httpUrl(description: string, example: string) {
 }
 
 /** The source: a video or audio page, or a media file, on a public host. */
-export const SourceUrl = httpUrl('URL of the video or audio (a platform page or a media file) on a public host', 'https://www.youtube.com/watch?v=aqz-KE-bpKQ');
+export const SourceUrl = httpUrl('URL of the video or audio (a platform page or a media file) on a public host; the host name within DNS limits (at most 253 characters, labels of at most 63)', 'https://www.youtube.com/watch?v=aqz-KE-bpKQ');
 
 /** A one-off webhook target for this job's events (decisions.md: accepted on every async create call). */
 export const WebhookUrl = httpUrl('Receives this job\'s job.completed / job.failed event, signed with the account\'s webhook secret', 'https://example.com/hooks/media')
