@@ -32,10 +32,14 @@ function throttled(res: http.ServerResponse, file: string): void {
   res.on('close', () => clearInterval(tick));
 }
 
-/** ~77 s of real speech (Debian's LibriVox test clips) as one WAV, served over HTTP. */
+/**
+ * ~5 minutes of real speech (Debian's LibriVox test clips, four times over) as one WAV, served over
+ * HTTP: long enough that base-model recognition runs for many seconds even on an idle machine.
+ */
 async function longSpeech(dir: string): Promise<{ url: string; close: () => Promise<void> }> {
   const clips = fs.readdirSync(LIBRIVOX).filter((f) => f.endsWith('.wav')).sort();
-  fs.writeFileSync(path.join(dir, 'list.txt'), clips.map((c) => `file '${path.join(LIBRIVOX, c)}'`).join('\n'));
+  const once = clips.map((c) => `file '${path.join(LIBRIVOX, c)}'`);
+  fs.writeFileSync(path.join(dir, 'list.txt'), [...once, ...once, ...once, ...once].join('\n'));
   execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'concat', '-safe', '0', '-i', path.join(dir, 'list.txt'), '-ar', '16000', '-ac', '1', path.join(dir, 'talk.wav')]);
   const server = http.createServer((_req, res) => {
     const buf = fs.readFileSync(path.join(dir, 'talk.wav'));
