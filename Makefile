@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: help tools build run test test-unit lint clean bench-speech
+.PHONY: help tools build run test test-unit lint clean bench-speech bench-media
 
 help:
 	@echo "make run    start API + workers + embedded Temporal (data in ./data)"
@@ -31,3 +31,7 @@ clean:
 # Realtime factors of the transcribe job (end to end) vs bare faster-whisper, per installed model.
 bench-speech: build
 	@node dist/test/bench/speech.bench.js
+
+# Media jobs end to end vs the bare ffmpeg / yt-dlp commands (medians over BENCH_ROUNDS interleaved rounds; BENCH_ONLY=regex picks rows).
+bench-media: build
+	@node dist/test/bench/media.bench.js
