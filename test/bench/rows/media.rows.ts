@@ -36,14 +36,18 @@ async function source(dir: string, seconds: number, height: number): Promise<str
   return file;
 }
 
-/** A static origin with Range support that counts the bytes it sends. */
+/**
+ * A static origin with Range support that counts the bytes it sends. With `bytesPerSecond` it paces
+ * its answers like a real link: over loopback, socket buffers would otherwise take megabytes more
+ * than a client reads before it hangs up, and the count would measure the buffers, not the reads.
+ */
 export interface Origin {
   url(name: string): string;
   bytes: number;
   close(): Promise<void>;
 }
 
-export async function startOrigin(dir: string): Promise<Origin> {
+export async function startOrigin(dir: string, opts: { bytesPerSecond?: number } = {}): Promise<Origin> {
   const state = { bytes: 0 };
   const server = http.createServer((req, res) => {
     const file = path.join(dir, path.basename(decodeURIComponent((req.url ?? '/').split('?')[0]!)));
@@ -56,10 +60,30 @@ export async function startOrigin(dir: string): Promise<Origin> {
     const headers = { 'content-type': 'video/mp4', 'accept-ranges': 'bytes', 'content-length': end - start + 1 };
     res.writeHead(m ? 206 : 200, m ? { ...headers, 'content-range': `bytes ${start}-${end}/${size}` } : headers);
     if (req.method === 'HEAD') return void res.end();
-    const stream = fs.createReadStream(file, { start, end });
-    stream.on('data', (c) => (state.bytes += c.length));
-    stream.pipe(res);
+    const chunk = 16 * 1024;
+    const stream = fs.createReadStream(file, { start, end, highWaterMark: chunk });
     res.on('close', () => stream.destroy());
+    if (!opts.bytesPerSecond) {
+      stream.on('data', (c) => (state.bytes += c.length));
+      stream.pipe(res);
+      return;
+    }
+    const rate = opts.bytesPerSecond;
+    const started = performance.now();
+    let sent = 0;
+    stream.on('data', (c) => {
+      stream.pause();
+      // wait until this chunk fits the rate, then send it
+      const due = started + ((sent + c.length) / rate) * 1000 - performance.now();
+      setTimeout(() => {
+        if (res.destroyed) return;
+        sent += c.length;
+        state.bytes += c.length;
+        if (res.write(c)) stream.resume();
+        else res.once('drain', () => stream.resume());
+      }, Math.max(0, due));
+    });
+    stream.on('end', () => setTimeout(() => res.end(), Math.max(0, started + (sent / rate) * 1000 - performance.now())));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const port = (server.address() as AddressInfo).port;
