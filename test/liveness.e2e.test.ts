@@ -121,13 +121,18 @@ describe('liveness: cancellation stops real tools; progress moves; info reads ne
     const cancelledAt = Date.now();
     const res = await s.api('POST', `/v1/jobs/${jobId}/cancel`);
     assert.ok(res.status === 200 || res.status === 202, `${res.status} ${JSON.stringify(res.body)}`);
+    let left: string[] = [];
     const stopped = async () => {
-      if ((await processesOf(jobId)).length > 0) return false;
+      left = await processesOf(jobId);
+      if (left.length > 0) return false;
       if (tool !== 'warm-whisper') return true;
       const now = await warmRunnersOf(s.svc.child.pid!);
-      return running.every((pid) => !now.includes(Number(pid)));
+      left = running.filter((pid) => now.includes(Number(pid)));
+      return left.length === 0;
     };
-    const gone = await waitFor(`job ${jobId}'s processes to stop`, async () => ((await stopped()) ? Date.now() : undefined), 60_000, 100);
+    const gone = await waitFor(`job ${jobId}'s processes to stop`, async () => ((await stopped()) ? Date.now() : undefined), 60_000, 100).catch((err: Error) => {
+      throw new Error(`${err.message}; still running: ${left.join(' | ')}`);
+    });
     const job = await s.waitJob(jobId, 60_000);
     assert.equal(job.status, 'failed');
     assert.equal(job.error_message, 'cancelled by the client');
