@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: help tools build run test test-unit lint clean bench bench-speech
+.PHONY: help tools build run test test-unit lint clean bench bench-speech bench-media
 
 help:
 	@echo "make run    start API + workers + embedded Temporal (data in ./data)"
@@ -37,3 +37,7 @@ bench-speech: build
 # rounds; BENCH_ROWS (a regular expression) picks row groups, BENCH_SECONDS sets each throughput run.
 bench: build
 	@node dist/test/bench/index.js
+
+# Media jobs end to end vs the bare ffmpeg / yt-dlp commands (medians over BENCH_ROUNDS interleaved rounds; BENCH_ONLY=regex picks rows).
+bench-media: build
+	@node dist/test/bench/media.bench.js

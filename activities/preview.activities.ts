@@ -1,44 +1,38 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
+import type { EgressProxy } from '../engines/egress/egress-proxy';
 import type { FfmpegEngine, ProbeStream } from '../engines/ffmpeg/ffmpeg.engine';
 import type { Storage } from '../engines/storage';
 import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
 import type { PreviewParams } from '../lib/operations';
 import { parseTimeString } from '../lib/time';
-import { alive } from './heartbeat';
 import { durationOf, roundMs } from './media-probe';
-import { pastEnd, runFfmpegStep, videoSource } from './video-source';
+import { openSource, pastEnd, videoOf, type SourceRef } from './video-source';
 
 export interface PreviewDeps {
   ffmpeg: FfmpegEngine;
   storage: Storage;
+  /** For sources read in place over http(s): a seek fetches only the window the preview shows. */
+  egress?: EgressProxy;
 }
 
-export interface MakePreviewInput {
+export interface MakePreviewInput extends SourceRef {
   jobId: string;
-  /** Downloaded file, relative to the job's work folder. */
-  sourceFile: string;
   params: PreviewParams;
   progressRange: [number, number];
 }
 
 /** Previews (ffmpeg) for the `media-process` queue. */
 export function createPreviewActivities(deps: PreviewDeps) {
-  const { ffmpeg, storage } = deps;
-
-  /** Frames in a file, counted by decoding it. */
-  async function countFrames(file: string): Promise<number> {
-    const { progress } = await alive(() => ffmpeg.run({ args: ['-i', file, '-map', '0:v:0', '-f', 'null', '-'], signal: Context.current().cancellationSignal }));
-    return Number(progress.frame ?? 0);
-  }
+  const { ffmpeg, storage, egress } = deps;
 
   return {
     /** gif, thumbnail, mosaic or clip; result_data is measured from the output file. */
     async makePreview(input: MakePreviewInput): Promise<JobOutput> {
       const p = input.params;
-      const src = path.join(storage.workDirOf(input.jobId), input.sourceFile);
-      const { probe, video, duration } = await videoSource(ffmpeg, src);
+      const src = openSource(ffmpeg, egress, storage.workDirOf(input.jobId), input);
+      const { probe, video, duration } = videoOf(await src.probe());
       const width = p.width;
       const ext = p.preview_type === 'gif' ? 'gif' : p.preview_type === 'clip' ? 'mp4' : 'jpg';
       const relative = storage.outputRelative(input.jobId, `preview.${ext}`);
@@ -53,21 +47,21 @@ export function createPreviewActivities(deps: PreviewDeps) {
           if (start >= duration) pastEnd('start', start, duration);
           const len = Math.min(p.duration ?? 5, duration - start);
           const graph = `[0:v:0]fps=${p.fps ?? 10},scale=${width}:-1:flags=lanczos,split[a][b];[a]palettegen=stats_mode=diff[pal];[b][pal]paletteuse=dither=bayer:bayer_scale=5`;
-          await runFfmpegStep(ffmpeg, ['-ss', start.toFixed(3), '-t', len.toFixed(3), '-i', src, '-filter_complex', graph, '-loop', '0', '-y', out], len, input.progressRange);
+          await src.run([...src.input(['-ss', start.toFixed(3), '-t', len.toFixed(3)]), '-filter_complex', graph, '-loop', '0', '-y', out], len, input.progressRange);
           break;
         }
         case 'thumbnail': {
           const t = at(p.timestamp, duration * 0.25);
           if (t >= duration) pastEnd('timestamp', t, duration);
-          const args = ['-ss', t.toFixed(3), '-i', src, '-map', '0:v:0', '-frames:v', '1', '-vf', `scale=${width}:-1:flags=lanczos`, '-q:v', '2', '-update', '1'];
-          await runFfmpegStep(ffmpeg, [...args, '-f', 'image2', '-c:v', 'mjpeg', '-y', out], 1, input.progressRange);
+          const args = [...src.input(['-ss', t.toFixed(3)]), '-map', '0:v:0', '-frames:v', '1', '-vf', `scale=${width}:-1:flags=lanczos`, '-q:v', '2', '-update', '1'];
+          await src.run([...args, '-f', 'image2', '-c:v', 'mjpeg', '-y', out], 1, input.progressRange);
           break;
         }
         case 'mosaic': {
           const columns = p.columns ?? 4;
           const rows = p.rows ?? 4;
-          const { inputs, graph } = mosaicGraph(src, mosaicTimes(video, duration, columns * rows), columns, rows, width);
-          await runFfmpegStep(ffmpeg, [...inputs, '-filter_complex', graph, '-frames:v', '1', '-q:v', '2', '-update', '1', '-f', 'image2', '-c:v', 'mjpeg', '-y', out], 1, input.progressRange);
+          const { inputs, graph } = mosaicGraph((before) => src.input(before), mosaicTimes(video, duration, columns * rows), columns, rows, width);
+          await src.run([...inputs, '-filter_complex', graph, '-frames:v', '1', '-q:v', '2', '-update', '1', '-f', 'image2', '-c:v', 'mjpeg', '-y', out], 1, input.progressRange);
           break;
         }
         case 'clip': {
@@ -76,24 +70,26 @@ export function createPreviewActivities(deps: PreviewDeps) {
           const len = Math.min(p.duration ?? 10, duration - start);
           const even = width - (width % 2); // H.264 in 4:2:0 needs even dimensions
           const hasAudio = probe.streams.some((s) => s.codec_type === 'audio');
-          const args = ['-ss', start.toFixed(3), '-t', len.toFixed(3), '-i', src, '-map', '0:v:0', ...(hasAudio ? ['-map', '0:a:0'] : [])];
+          const args = [...src.input(['-ss', start.toFixed(3), '-t', len.toFixed(3)]), '-map', '0:v:0', ...(hasAudio ? ['-map', '0:a:0'] : [])];
           args.push('-vf', `scale=${even}:-2:flags=lanczos`, '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p');
           if (hasAudio) args.push('-c:a', 'aac', '-b:a', '128k');
-          await runFfmpegStep(ffmpeg, [...args, '-movflags', '+faststart', '-y', out], len, input.progressRange);
+          await src.run([...args, '-movflags', '+faststart', '-y', out], len, input.progressRange);
           break;
         }
       }
 
-      const result = await ffmpeg.probe(out).catch(() => null);
+      // packets of the output's video stream are its frames: counted while probing, without decoding it again
+      const animated = p.preview_type === 'gif' || p.preview_type === 'clip';
+      const result = await ffmpeg.probe(out, { countPackets: animated }).catch(() => null);
       const stream = result?.streams.find((s) => s.codec_type === 'video');
       if (!result || !stream?.width || !stream.height) {
         throw ApplicationFailure.nonRetryable('No frame could be taken from the source at that time', FAILURE_TYPES.unavailable);
       }
       let outDuration = 0;
       let fps = 0;
-      if (p.preview_type === 'gif' || p.preview_type === 'clip') {
+      if (animated) {
         outDuration = roundMs(durationOf(result));
-        const frames = await countFrames(out);
+        const frames = Number(stream.nb_read_packets ?? 0);
         fps = outDuration > 0 ? Math.round(frames / outDuration) : 0;
       }
       return {
@@ -128,9 +124,9 @@ export function mosaicTimes(video: ProbeStream, duration: number, n: number): nu
 }
 
 /** One fast-seeked input per tile (decoding only from the keyframe before each), the first frame of each, tiled. */
-function mosaicGraph(src: string, times: number[], columns: number, rows: number, width: number): { inputs: string[]; graph: string } {
+function mosaicGraph(input: (before: string[]) => string[], times: number[], columns: number, rows: number, width: number): { inputs: string[]; graph: string } {
   const tile = Math.ceil(width / columns);
-  const inputs = times.flatMap((t) => ['-ss', t.toFixed(3), '-i', src]);
+  const inputs = times.flatMap((t) => input(['-ss', t.toFixed(3)]));
   const frames = times.map((_, i) => `[${i}:v:0]trim=end_frame=1,setpts=PTS-STARTPTS,scale=${tile}:-1:flags=lanczos,setsar=1[f${i}]`);
   const graph = `${frames.join(';')};${times.map((_, i) => `[f${i}]`).join('')}concat=n=${times.length}:v=1:a=0,tile=${columns}x${rows},scale=${width}:-1:flags=lanczos`;
   return { inputs, graph };

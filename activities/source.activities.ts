@@ -7,17 +7,19 @@ import type { EgressProxy } from '../engines/egress/egress-proxy';
 import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import type { Storage } from '../engines/storage';
 import { toVideoInfo } from '../engines/ytdlp/video-info';
-import type { DownloadRequest, YtDlpEngine, YtDlpInfo } from '../engines/ytdlp/ytdlp.engine';
+import type { DownloadRequest, YtDlpEngine, YtDlpFormat, YtDlpInfo } from '../engines/ytdlp/ytdlp.engine';
 import { YtDlpError } from '../engines/ytdlp/ytdlp.engine';
 import type { Config } from '../lib/config';
 import { ytdlpSelection } from '../lib/download-plan';
 import { FAILURE_TYPES, type SourceSummary } from '../lib/jobs';
+import { clipProblem } from '../lib/edit-plan';
 import type { DownloadFormat, Quality } from '../lib/operations';
 import type { VideoInfo } from '../lib/video-info';
 import { asRefusal, refusalFailure, throughEgress } from './egress-run';
 import { classifiedFailure } from './failures';
 import { unreadableMedia } from './media-probe';
 import { alive, keepAlive, progressReporter } from './heartbeat';
+import type { RemoteMedia } from './video-source';
 
 export interface SourceDeps {
   ytdlp: YtDlpEngine;
@@ -35,6 +37,26 @@ export interface DownloadSourceInput {
   quality: Quality;
   format: DownloadFormat | null;
   progressRange: [number, number];
+}
+
+export interface ResolveSourceInput extends DownloadSourceInput {
+  /**
+   * What the job reads of the source. `video` (one frame or a window of the picture) and `av`
+   * (a window with its sound) are served by seeking in the media URL when the source is one
+   * progressive http(s) file; `whole` (and any source that is not such a file) is downloaded.
+   */
+  reads: 'video' | 'av' | 'whole';
+  /** A clip of the source (seconds): a range past its end fails before anything is downloaded. */
+  clipStart?: number | null;
+  clipEnd?: number | null;
+}
+
+/** A source within the limits: downloaded (sourceFile), or to be read in place (media). */
+export interface ResolvedSource {
+  title: string;
+  duration: number | null;
+  sourceFile: string | null;
+  media: RemoteMedia | null;
 }
 
 /** Reading and fetching sources (yt-dlp, direct media over HTTP) for the `media-fetch` queue. */
@@ -91,7 +113,7 @@ export function createSourceActivities(deps: SourceDeps) {
   }
 
   /** Downloads with yt-dlp into the job's work folder (heartbeats, cancellation, size limit); returns the file's absolute path. */
-  async function ytdlpDownload(input: DownloadSourceInput, extra: Pick<DownloadRequest, 'matchFilter' | 'writeInfoJson'> = {}): Promise<string> {
+  async function ytdlpDownload(input: DownloadSourceInput, extra: Pick<DownloadRequest, 'matchFilter' | 'writeInfoJson' | 'infoJson'> = {}): Promise<string> {
     const report = progressReporter(input.progressRange);
     const stop = keepAlive();
     const sel = ytdlpSelection(input.quality, input.format);
@@ -123,7 +145,7 @@ export function createSourceActivities(deps: SourceDeps) {
       throw ApplicationFailure.nonRetryable(`The source is ${length} bytes, over the limit of ${config.maxSourceBytes} bytes`, FAILURE_TYPES.rejected);
     }
     const workDir = storage.workDirOf(input.jobId);
-    const name = decodeURIComponent(path.posix.basename(new URL(input.url).pathname)) || 'media';
+    const name = fileNameOf(input.url);
     const ext = (path.extname(name).slice(1).replace(/[^A-Za-z0-9]/g, '') || 'media').toLowerCase();
     const file = path.join(workDir, 'download', `source.${ext}`);
     await fs.mkdir(path.dirname(file), { recursive: true });
@@ -151,7 +173,44 @@ export function createSourceActivities(deps: SourceDeps) {
     if (duration !== null && duration > config.maxSourceDurationSeconds) {
       throw ApplicationFailure.nonRetryable(`The source is outside the limits: ${Math.round(duration)} s long, over the maximum of ${config.maxSourceDurationSeconds} s`, FAILURE_TYPES.rejected);
     }
-    return { sourceFile: path.relative(workDir, file), title: name.replace(/\.[^.]+$/, '') || name, duration };
+    return { sourceFile: path.relative(workDir, file), title: directTitle(input.url), duration };
+  }
+
+  /** The limits every job's source must keep (live, duration, size); its title and duration. */
+  function withinLimits(info: YtDlpInfo): SourceSummary {
+    if (!config.allowLive && (info.is_live || info.live_status === 'is_live' || info.live_status === 'is_upcoming')) {
+      throw ApplicationFailure.nonRetryable('The source is a live stream; live streams are not supported', FAILURE_TYPES.rejected);
+    }
+    if (typeof info.duration === 'number' && info.duration > config.maxSourceDurationSeconds) {
+      throw ApplicationFailure.nonRetryable(
+        `The source is ${Math.round(info.duration)} s long, over the limit of ${config.maxSourceDurationSeconds} s`,
+        FAILURE_TYPES.rejected,
+      );
+    }
+    const size = info.filesize ?? info.filesize_approx;
+    if (typeof size === 'number' && size > config.maxSourceBytes) {
+      throw ApplicationFailure.nonRetryable(`The source is ${size} bytes, over the limit of ${config.maxSourceBytes} bytes`, FAILURE_TYPES.rejected);
+    }
+    return { title: info.title ?? info.id, duration: typeof info.duration === 'number' ? info.duration : null };
+  }
+
+  /** A plain media file: read in place (measured with ffprobe through the egress proxy), or streamed to disk by Node. */
+  async function resolveDirect(input: ResolveSourceInput, length: number | null): Promise<ResolvedSource> {
+    if (input.reads === 'whole') {
+      const fetched = await fetchDirect(input, length);
+      assertClip(input, fetched.duration);
+      return { ...fetched, media: null };
+    }
+    const signal = Context.current().cancellationSignal;
+    const probed = await alive(() => throughEgress(egress, (proxyUrl) => ffmpeg.probe(input.url, { proxyUrl, signal }).catch(() => null)));
+    if (!probed || !probed.streams.some((x) => x.codec_type === 'video' || x.codec_type === 'audio')) {
+      throw ApplicationFailure.nonRetryable(`No platform handler supports ${input.url}: it is not a video page, a playlist of one video, or a media file`, FAILURE_TYPES.unsupported);
+    }
+    const duration = probed.format.duration ?? null;
+    const size = length ?? probed.format.size ?? null;
+    withinLimits({ id: '', duration, filesize: size });
+    assertClip(input, duration);
+    return { title: directTitle(input.url), duration, sourceFile: null, media: { url: input.url, headers: {}, probe: probed } };
   }
 
   return {
@@ -162,21 +221,42 @@ export function createSourceActivities(deps: SourceDeps) {
 
     /** Checks the safety limits (duration, size, live) before anything is downloaded. */
     async probeSource(url: string): Promise<SourceSummary> {
-      const info = await probe(url);
-      if (!config.allowLive && (info.is_live || info.live_status === 'is_live' || info.live_status === 'is_upcoming')) {
-        throw ApplicationFailure.nonRetryable('The source is a live stream; live streams are not supported', FAILURE_TYPES.rejected);
+      return withinLimits(await probe(url));
+    },
+
+    /**
+     * The source of a media job in one step, with one yt-dlp run at most: the limits (live, duration,
+     * size) are checked, then the source is either left in place for jobs that read only part of it
+     * (a frame, a short window: ffmpeg seeks in the URL through the egress proxy, fetching only
+     * those bytes) or downloaded from the probe's own info JSON. A plain media file needs no yt-dlp.
+     */
+    async resolveSource(input: ResolveSourceInput): Promise<ResolvedSource> {
+      await assertSafe(input.url);
+      const direct = await probeDirectMedia(input.url, config.allowPrivateNetwork).catch((err: unknown) => {
+        throw asRefusal(err);
+      });
+      if (direct) return resolveDirect(input, direct.length);
+      const sel = ytdlpSelection(input.quality, input.format);
+      const stop = keepAlive();
+      let info: YtDlpInfo;
+      try {
+        const signal = Context.current().cancellationSignal;
+        info = await throughEgress(egress, (proxyUrl) => ytdlp.probe(input.url, { proxyUrl, signal, format: sel.format, sort: sel.sort }));
+      } catch (err) {
+        throw toFailure(err);
+      } finally {
+        stop();
       }
-      if (typeof info.duration === 'number' && info.duration > config.maxSourceDurationSeconds) {
-        throw ApplicationFailure.nonRetryable(
-          `The source is ${Math.round(info.duration)} s long, over the limit of ${config.maxSourceDurationSeconds} s`,
-          FAILURE_TYPES.rejected,
-        );
-      }
-      const size = info.filesize ?? info.filesize_approx;
-      if (typeof size === 'number' && size > config.maxSourceBytes) {
-        throw ApplicationFailure.nonRetryable(`The source is ${size} bytes, over the limit of ${config.maxSourceBytes} bytes`, FAILURE_TYPES.rejected);
-      }
-      return { title: info.title ?? info.id, duration: typeof info.duration === 'number' ? info.duration : null };
+      const summary = withinLimits(info);
+      assertClip(input, summary.duration);
+      const media = input.reads === 'whole' ? null : seekableFormat(info, input.reads);
+      if (media) return { ...summary, sourceFile: null, media: { ...media, probe: null } };
+      const workDir = storage.workDirOf(input.jobId);
+      const infoJson = path.join(workDir, 'download', 'probe.info.json');
+      await fs.mkdir(path.dirname(infoJson), { recursive: true });
+      await fs.writeFile(infoJson, JSON.stringify(info));
+      const file = await ytdlpDownload(input, { infoJson });
+      return { ...summary, sourceFile: path.relative(workDir, file), media: null };
     },
 
     /**
@@ -210,4 +290,37 @@ export type SourceActivities = ReturnType<typeof createSourceActivities>;
 function toFailure(err: unknown): unknown {
   if (!(err instanceof YtDlpError)) return err;
   return classifiedFailure(err.kind === 'filtered' ? 'rejected' : err.kind, err.message, 'YtDlpFailed');
+}
+
+function fileNameOf(url: string): string {
+  return decodeURIComponent(path.posix.basename(new URL(url).pathname)) || 'media';
+}
+
+/** A plain file's title: its name without the extension. */
+function directTitle(url: string): string {
+  const name = fileNameOf(url);
+  return name.replace(/\.[^.]+$/, '') || name;
+}
+
+/** A clip range past the end of a source of known duration fails the job (not retried, refunded). */
+function assertClip(input: Pick<ResolveSourceInput, 'clipStart' | 'clipEnd'>, duration: number | null): void {
+  if (duration === null || (input.clipStart == null && input.clipEnd == null)) return;
+  const problem = clipProblem(input.clipStart ?? null, input.clipEnd ?? null, duration);
+  if (problem) throw ApplicationFailure.nonRetryable(problem, FAILURE_TYPES.rejected);
+}
+
+// Containers ffmpeg seeks in over HTTP with range requests, all on the input policy's format list.
+const SEEKABLE_EXT = new Set(['mp4', 'm4v', 'mov', 'webm', 'mkv']);
+
+/**
+ * The selected rendition as one progressive http(s) file ffmpeg can seek in, or null (HLS/DASH,
+ * or a video+audio merge when the job needs both): those are downloaded instead.
+ */
+export function seekableFormat(info: YtDlpInfo, reads: 'video' | 'av'): { url: string; headers: Record<string, string> } | null {
+  const chosen: YtDlpFormat[] = info.requested_formats?.length ? info.requested_formats : [{ ...info, format_id: info.format_id ?? info.id }];
+  const hasVideo = (f: YtDlpFormat) => f.vcodec !== 'none';
+  const candidate = chosen.length === 1 ? chosen[0] : reads === 'video' ? chosen.find((f) => hasVideo(f) && f.vcodec) : undefined;
+  if (!candidate?.url || !hasVideo(candidate)) return null;
+  if (!/^https?$/.test(candidate.protocol ?? '') || !/^https?:\/\//i.test(candidate.url) || !SEEKABLE_EXT.has(candidate.ext ?? '')) return null;
+  return { url: candidate.url, headers: candidate.http_headers ?? {} };
 }

@@ -49,6 +49,26 @@ async function longSpeech(dir: string): Promise<{ url: string; close: () => Prom
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/talk.wav`, close: () => new Promise((r) => server.close(() => r())) };
 }
 
+/**
+ * The warm faster-whisper runners of this serve (its process tree only: other services on the host
+ * run their own). They serve many jobs, so their command line names none; a cancel kills the one
+ * working for the job, and a fresh one (a new pid) takes its place.
+ */
+function warmRunnersOf(rootPid: number): Promise<number[]> {
+  return new Promise((resolve) =>
+    execFile('ps', ['-e', '-o', 'pid=,ppid=,args='], (err, out) => {
+      if (err) return resolve([]);
+      const rows = out.trim().split('\n').map((l) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l)).filter((m): m is RegExpExecArray => !!m);
+      const tree = new Set([rootPid]);
+      for (let grew = true; grew; ) {
+        grew = false;
+        for (const m of rows) if (tree.has(Number(m[2])) && !tree.has(Number(m[1]))) grew = tree.add(Number(m[1])) !== null;
+      }
+      resolve(rows.filter((m) => tree.has(Number(m[1])) && /whisper_runner\.py --serve/.test(m[3]!)).map((m) => Number(m[1])));
+    }),
+  );
+}
+
 /** Processes whose command line names the job (yt-dlp's output path, ffmpeg's input, the Whisper runner's request). */
 function processesOf(jobId: string): Promise<string[]> {
   return new Promise((resolve) => execFile('pgrep', ['-af', jobId], (err, out) => resolve(err ? [] : out.trim().split('\n').filter((l) => !l.includes('pgrep')))));
@@ -85,11 +105,16 @@ describe('liveness: cancellation stops real tools; progress moves; info reads ne
   });
 
   /** Cancels a running job once `ready` holds, and checks everything the cancellation promises. */
-  async function cancelWhileRunning(jobId: string, tool: RegExp, ready: (j: JobBody) => boolean): Promise<{ secondsToStop: number }> {
+  /** `tool` names a process of the job; 'warm-whisper' is the speech worker's warm runner (busy with the job). */
+  async function cancelWhileRunning(jobId: string, tool: RegExp | 'warm-whisper', ready: (j: JobBody) => boolean): Promise<{ secondsToStop: number }> {
     const running = await waitFor(
-      `a ${tool} process of job ${jobId}`,
+      `a ${String(tool)} process of job ${jobId}`,
       async () => {
         const job = (await s.api('GET', `/v1/jobs/${jobId}`)).body as JobBody;
+        if (tool === 'warm-whisper') {
+          const runners = await warmRunnersOf(s.svc.child.pid!);
+          return ready(job) && job.status === 'processing' && runners.length > 0 ? runners.map(String) : undefined;
+        }
         const procs = await processesOf(jobId);
         return ready(job) && procs.some((p) => tool.test(p)) ? procs : undefined;
       },
@@ -100,7 +125,18 @@ describe('liveness: cancellation stops real tools; progress moves; info reads ne
     const cancelledAt = Date.now();
     const res = await s.api('POST', `/v1/jobs/${jobId}/cancel`);
     assert.ok(res.status === 200 || res.status === 202, `${res.status} ${JSON.stringify(res.body)}`);
-    const gone = await waitFor(`job ${jobId}'s processes to stop`, async () => ((await processesOf(jobId)).length === 0 ? Date.now() : undefined), 60_000, 100);
+    let left: string[] = [];
+    const stopped = async () => {
+      left = await processesOf(jobId);
+      if (left.length > 0) return false;
+      if (tool !== 'warm-whisper') return true;
+      const now = await warmRunnersOf(s.svc.child.pid!);
+      left = running.filter((pid) => now.includes(Number(pid)));
+      return left.length === 0;
+    };
+    const gone = await waitFor(`job ${jobId}'s processes to stop`, async () => ((await stopped()) ? Date.now() : undefined), 60_000, 100).catch((err: Error) => {
+      throw new Error(`${err.message}; still running: ${left.join(' | ')}`);
+    });
     const job = await s.waitJob(jobId, 60_000);
     assert.equal(job.status, 'failed');
     assert.equal(job.error_message, 'cancelled by the client');
@@ -133,7 +169,8 @@ describe('liveness: cancellation stops real tools; progress moves; info reads ne
     const before = await s.credits();
     const created = await s.api('POST', '/v1/transcribe', { url: speech.url, model_size: 'base', webhook_url: rx.url('/cancel-transcribe') });
     assert.equal(created.status, 202);
-    const { secondsToStop } = await cancelWhileRunning(created.body.job_id, /whisper_runner/, (j) => (j.progress ?? 0) >= 20);
+    // the warm runner working for the job is killed (and replaced by a fresh one for the next job)
+    const { secondsToStop } = await cancelWhileRunning(created.body.job_id, 'warm-whisper', (j) => (j.progress ?? 0) >= 20);
     assert.equal(await s.credits(), before);
     console.log(`      transcription cancelled: faster-whisper was gone ${secondsToStop.toFixed(1)} s after the cancel call`);
   });

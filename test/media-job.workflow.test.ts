@@ -38,8 +38,7 @@ function mocks(overrides: { fetch?: Partial<SourceActivities>; process?: Partial
     ...overrides.control,
   });
   const fetch = rec<SourceActivities>({
-    probeSource: async () => ({ title: 'Fixture', duration: 4 }),
-    downloadSource: async () => 'download/source.mp4',
+    resolveSource: async () => ({ title: 'Fixture', duration: 4, sourceFile: 'download/source.mp4', media: null }),
     ...overrides.fetch,
   });
   const process = rec<DownloadActivities>({
@@ -109,11 +108,11 @@ describe('mediaJobWorkflow (time-skipping)', function () {
     assert.deepEqual(result, { jobId: input.jobId, status: 'completed' });
     assert.deepEqual(
       m.calls.map((c) => c.name),
-      ['markProcessing', 'probeSource', 'downloadSource', 'finalizeDownload', 'completeJob', 'planJobEvent'],
+      ['markProcessing', 'resolveSource', 'finalizeDownload', 'completeJob', 'planJobEvent'],
     );
     const complete = m.calls.find((c) => c.name === 'completeJob')!.args[0] as { output: { resultData: { title: string } } };
     assert.equal(complete.output.resultData.title, 'Fixture');
-    const dl = m.calls.find((c) => c.name === 'downloadSource')!.args[0] as { quality: string; format: string };
+    const dl = m.calls.find((c) => c.name === 'resolveSource')!.args[0] as { quality: string; format: string };
     assert.equal(dl.quality, '720p');
     assert.equal(dl.format, 'mp4');
   });
@@ -121,14 +120,14 @@ describe('mediaJobWorkflow (time-skipping)', function () {
   it('fails with the source error and refunds (failJob) when the source is unavailable, without retrying', async () => {
     const m = mocks({
       fetch: {
-        downloadSource: async () => {
+        resolveSource: async () => {
           throw ApplicationFailure.nonRetryable('The source is not available: HTTP Error 404: Not Found', FAILURE_TYPES.unavailable);
         },
       },
     });
     const { workflowFailure } = await run(m);
     assert.equal(workflowFailure, 'The source is not available: HTTP Error 404: Not Found');
-    assert.equal(m.calls.filter((c) => c.name === 'downloadSource').length, 1);
+    assert.equal(m.calls.filter((c) => c.name === 'resolveSource').length, 1);
     const fails = m.calls.filter((c) => c.name === 'failJob');
     assert.equal(fails.length, 1);
     assert.equal((fails[0]!.args[0] as { errorMessage: string }).errorMessage, 'The source is not available: HTTP Error 404: Not Found');
@@ -139,9 +138,9 @@ describe('mediaJobWorkflow (time-skipping)', function () {
     let attempts = 0;
     const m = mocks({
       fetch: {
-        downloadSource: async () => {
+        resolveSource: async () => {
           if (++attempts < 3) throw ApplicationFailure.retryable('connection reset', 'YtDlpFailed');
-          return 'download/source.mp4';
+          return { title: 'Fixture', duration: 4, sourceFile: 'download/source.mp4', media: null };
         },
       },
     });
@@ -174,7 +173,7 @@ describe('mediaJobWorkflow (time-skipping)', function () {
     const m = mocks({
       fetch: {
         // a long download that heartbeats and honours cancellation, as the real ones do
-        downloadSource: async () => {
+        resolveSource: async () => {
           const ctx = Context.current();
           stepStarted();
           while (!ctx.cancellationSignal.aborted) {

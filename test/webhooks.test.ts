@@ -178,6 +178,8 @@ describe('webhooks', function () {
           return { title: 'T', duration: 1 };
         },
         downloadSource: async () => 'download/x.mp4',
+        // the source step of jobs started since source-once-v1
+        resolveSource: async (i: { url: string }) => ({ ...(await fetchMock.probeSource(i.url)), sourceFile: 'download/x.mp4', media: null }),
       };
       const processMock = { finalizeDownload: async (i: { jobId: string }) => ({ outputFile: `${i.jobId}/output.mp4`, resultData: { title: 'T', duration: 1, format: 'mp4', filesize: 1 } }) };
       workers = await Promise.all([

@@ -106,14 +106,17 @@ export const QUEUE_TABLE = {
   },
   'media-process': {
     // ffmpeg is CPU-bound: one job per core is the useful concurrency.
-    description: 'CPU-bound: download finishing and editing, previews, fingerprints (ffmpeg, sharp)',
+    description: 'CPU-bound: download finishing and editing, previews, fingerprints (ffmpeg, sharp); seeks in source URLs',
     runsWorkflows: false,
     needsDatabase: false,
-    needsEgress: false,
+    // previews and fingerprints seek in the source URL (range reads) rather than download it
+    needsEgress: true,
     defaultConcurrency: 2,
-    activities: ({ config, storage }: QueueDeps) => {
+    activities: (deps: QueueDeps) => {
+      const { config, storage } = deps;
       const ffmpeg = createFfmpegEngine(config);
-      return { ...createDownloadActivities({ ffmpeg, storage }), ...createPreviewActivities({ ffmpeg, storage }), ...createFingerprintActivities({ ffmpeg, storage }) };
+      const egress = egressOf(deps);
+      return { ...createDownloadActivities({ ffmpeg, storage }), ...createPreviewActivities({ ffmpeg, storage, egress }), ...createFingerprintActivities({ ffmpeg, storage, egress }) };
     },
   },
   'media-speech': {
@@ -125,7 +128,9 @@ export const QUEUE_TABLE = {
     defaultConcurrency: 1,
     activities: ({ config, storage }: QueueDeps) => {
       const { registry, translator } = createSpeechServices(config);
-      return createSpeechActivities({ whisper: createWhisperEngine({ python: config.whisperPython }), ffmpeg: createFfmpegEngine(config), registry, translator, storage, config });
+      // one warm faster-whisper process per job this worker runs at once
+      const whisper = createWhisperEngine({ python: config.whisperPython, processes: config.queueConcurrency['media-speech'] ?? 1 });
+      return createSpeechActivities({ whisper, ffmpeg: createFfmpegEngine(config), registry, translator, storage, config });
     },
   },
 } satisfies Record<TaskQueue, QueueSpec>;

@@ -9,7 +9,7 @@ type Plan = { [Q in TaskQueue]: readonly (keyof QueueActivities<Q> & string)[] }
 export const ACTIVITY_PLAN = {
   control: ['markProcessing', 'completeJob', 'failJob', 'planJobEvent', 'attemptDelivery', 'recordLostAttempt', 'deliveryTargetActive', 'startStrandedJobs', 'sweepExpiredOutputs'],
   'media-info': ['readInfo'],
-  'media-fetch': ['readInfo', 'probeSource', 'downloadSource', 'fetchSource', 'extractComments'],
+  'media-fetch': ['readInfo', 'probeSource', 'downloadSource', 'fetchSource', 'resolveSource', 'extractComments'],
   'media-process': ['finalizeDownload', 'processDownload', 'makePreview', 'fingerprintFrame'],
   'media-speech': ['transcribe', 'translate', 'recognizeSpeech', 'writeTranscript', 'translateTranscript'],
 } as const satisfies Plan;

@@ -110,6 +110,11 @@ export async function startEgressProxy(opts: { allowPrivate: boolean; log?: (msg
           up.pipe(res);
         });
         upstream.on('error', () => res.destroy());
+        // a client that hangs up (ffmpeg done with its seek) ends the upstream fetch too
+        res.on('close', () => {
+          upstream.destroy();
+          socket.destroy();
+        });
         req.pipe(upstream);
       },
       (err: Error) => {
@@ -135,6 +140,9 @@ export async function startEgressProxy(opts: { allowPrivate: boolean; log?: (msg
     connectChecked(run, m[1]!, Number(m[2])).then(
       (upstream) => {
         upstream.on('error', () => client.destroy());
+        // either side closing closes the tunnel: nothing is fetched for a client that has gone
+        client.on('close', () => upstream.destroy());
+        upstream.on('close', () => client.destroy());
         client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
         if (head.length) upstream.write(head);
         upstream.pipe(client);

@@ -1,5 +1,5 @@
 import { runProcess } from '../child-process';
-import { guardInputs } from './input-policy';
+import { guardInputs, httpHeaderOptions } from './input-policy';
 
 export interface ProbeStream {
   codec_type?: string;
@@ -9,6 +9,8 @@ export interface ProbeStream {
   avg_frame_rate?: string;
   r_frame_rate?: string;
   nb_frames?: string;
+  /** With countPackets: packets demuxed (for video, the frame count, without decoding). */
+  nb_read_packets?: string;
   duration?: string | number;
   sample_rate?: string | number;
   channels?: number;
@@ -52,8 +54,8 @@ export interface FfmpegRunRequest {
 }
 
 export interface FfmpegEngine {
-  /** ffprobe of a local file, or of a URL through the egress proxy. */
-  probe(input: string, opts?: { proxyUrl?: string; signal?: AbortSignal }): Promise<ProbeResult>;
+  /** ffprobe of a local file, or of a URL through the egress proxy (with the request headers a platform needs). */
+  probe(input: string, opts?: { proxyUrl?: string; signal?: AbortSignal; headers?: Record<string, string>; countPackets?: boolean }): Promise<ProbeResult>;
   transcode(req: TranscodeRequest): Promise<void>;
   /**
    * Runs ffmpeg; resolves with the tail of its log and the last `-progress` block (frame, out_time_us, …).
@@ -91,7 +93,8 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
 
   return {
     async probe(input, popts = {}) {
-      const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...guardInputs(['-i', input], popts.proxyUrl)];
+      const count = popts.countPackets ? ['-count_packets'] : [];
+      const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...count, ...guardInputs([...httpHeaderOptions(popts.headers), '-i', input], popts.proxyUrl)];
       const res = await runProcess(opts.ffprobePath, { args, signal: popts.signal });
       type Probed = { format?: Record<string, unknown>; streams?: ProbeStream[] };
       let data: Probed | null = null;

@@ -25,6 +25,17 @@ export function inputGuard(input: string, proxyUrl: string | undefined): string[
   return ['-protocol_whitelist', LOCAL_PROTOCOLS, '-format_whitelist', INPUT_FORMATS];
 }
 
+/**
+ * ffmpeg input options sending a platform's request headers (yt-dlp's http_headers) with an http(s)
+ * input. A header that could split the request (CR/LF) is dropped rather than passed on.
+ */
+export function httpHeaderOptions(headers: Record<string, string> | undefined): string[] {
+  const safe = Object.entries(headers ?? {}).filter(([k, v]) => /^[A-Za-z0-9-]+$/.test(k) && !/[\r\n]/.test(String(v)));
+  const agent = safe.find(([k]) => k.toLowerCase() === 'user-agent');
+  const rest = safe.filter(([k]) => k.toLowerCase() !== 'user-agent');
+  return [...(agent ? ['-user_agent', String(agent[1])] : []), ...(rest.length ? ['-headers', rest.map(([k, v]) => `${k}: ${String(v)}\r\n`).join('')] : [])];
+}
+
 /** The arguments with each `-i X` preceded by the guard for X. */
 export function guardInputs(args: string[], proxyUrl?: string): string[] {
   const out: string[] = [];

@@ -1,7 +1,10 @@
-// faster-whisper behind a small interface: spawns engines/speech/whisper_runner.py (in the
-// project's virtualenv) like ffmpeg, reads its progress lines and its JSON result.
+// faster-whisper behind a small interface: engines/speech/whisper_runner.py (in the project's
+// virtualenv) runs as a long-lived process per speech worker, so models stay loaded between jobs;
+// requests and progress travel as JSON lines, results as a JSON file.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import readline from 'node:readline';
 import { projectRoot } from '../../lib/config';
 import { runProcess } from '../child-process';
 
@@ -58,6 +61,8 @@ export interface WhisperRunRequest {
 
 export interface WhisperEngine {
   run(req: WhisperRunRequest): Promise<WhisperResult>;
+  /** Stops the warm runner processes (a worker shutting down). */
+  close(): void;
 }
 
 export interface WhisperEngineOptions {
@@ -65,54 +70,210 @@ export interface WhisperEngineOptions {
   /** Threads for CTranslate2; 0 = one per core. */
   cpuThreads?: number;
   beamSize?: number;
+  /** Warm runner processes at most (requests beyond wait for one); the speech queue's concurrency. */
+  processes?: number;
 }
 
+type RunnerEvent = { event?: string; pass?: number; passes?: number; done?: number; total?: number; message?: string };
+
+/** What one request reports while it runs, and how it ends. */
+interface Pending {
+  onEvent(ev: RunnerEvent): void;
+  finish(err: Error | null): void;
+}
+
+/**
+ * One long-lived `whisper_runner.py --serve`: requests as JSON lines on stdin, one at a time, so a
+ * model stays loaded between jobs. Offline (HF_HUB_OFFLINE=1) always: downloads go one-shot.
+ */
+class WarmRunner {
+  private child: ChildProcessWithoutNullStreams | null = null;
+  private pending: Pending | null = null;
+  /** The settings of the last model used, loaded again when the process is restarted. */
+  private lastModel: Record<string, unknown> | null = null;
+  busy = false;
+
+  constructor(
+    private readonly python: string,
+    /** Called whenever the runner becomes free (a waiting request may take it). */
+    private readonly onFree: () => void,
+  ) {}
+
+  private start(): ChildProcessWithoutNullStreams {
+    const env = { ...process.env, HF_HUB_OFFLINE: '1', HF_HUB_DISABLE_TELEMETRY: '1', TOKENIZERS_PARALLELISM: 'false' };
+    const child = spawn(this.python, [runnerPath(), '--serve'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-8192)));
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
+      if (!line.startsWith('{')) return;
+      let ev: RunnerEvent;
+      try {
+        ev = JSON.parse(line) as RunnerEvent;
+      } catch {
+        return;
+      }
+      this.pending?.onEvent(ev);
+    });
+    child.stdin.on('error', () => undefined); // a dead runner is reported by 'exit'
+    child.on('error', (err) => this.pending?.finish(err));
+    child.on('exit', (code, signal) => {
+      if (this.child === child) this.child = null;
+      const tail = stderr.trim().split('\n').slice(-3).join(' | ');
+      this.pending?.finish(new WhisperError(`faster-whisper exited (${signal ?? `code ${String(code)}`})${tail ? ` (${tail})` : ''}`, null));
+    });
+    this.idle(child);
+    return child;
+  }
+
+  /** An idle runner does not keep the Node process alive; a busy one does. */
+  private idle(child: ChildProcessWithoutNullStreams, idle = true): void {
+    for (const h of [child, child.stdout, child.stderr, child.stdin] as { ref(): void; unref(): void }[]) {
+      if (idle) h.unref();
+      else h.ref();
+    }
+  }
+
+  /** Sends one request; resolves when the runner says done, rejects on its error, its death or the signal. */
+  request(payload: Record<string, unknown>, signal: AbortSignal | undefined, onEvent: (ev: RunnerEvent) => void): Promise<void> {
+    if (signal?.aborted) return Promise.reject(new Error('whisper cancelled'));
+    const child = (this.child ??= this.start());
+    this.busy = true;
+    this.idle(child, false);
+    return new Promise<void>((resolve, reject) => {
+      let error: string | null = null;
+      const onAbort = () => this.kill(child);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.pending = {
+        onEvent: (ev) => {
+          if (ev.event === 'error') error = ev.message ?? 'unknown error';
+          if (ev.event === 'done' || ev.event === 'error') this.pending?.finish(null);
+          else onEvent(ev);
+        },
+        finish: (err) => {
+          this.pending = null;
+          this.busy = false;
+          queueMicrotask(this.onFree);
+          signal?.removeEventListener('abort', onAbort);
+          if (this.child === child) this.idle(child);
+          if (signal?.aborted) return reject(new Error('whisper cancelled'));
+          if (err) return reject(err);
+          if (error !== null) return reject(new WhisperError(`faster-whisper failed: ${error}`, error));
+          resolve();
+        },
+      };
+      child.stdin.write(`${JSON.stringify(payload)}\n`);
+    }).finally(() => {
+      // a cancelled or crashed runner comes back at once, with its model loaded, for the next job
+      if (!this.child && this.lastModel) this.rewarm();
+    });
+  }
+
+  /** Remembers the model a request used, for rewarm after a restart. */
+  remember(model: Record<string, unknown>): void {
+    this.lastModel = model;
+  }
+
+  private rewarm(): void {
+    const model = this.lastModel;
+    if (!model || this.busy) return;
+    this.request({ ...model, warm_only: true }, undefined, () => undefined).catch(() => undefined);
+  }
+
+  /** Cancellation: the runner is killed (SIGTERM, then SIGKILL), and restarted for the next request. */
+  private kill(child: ChildProcessWithoutNullStreams): void {
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 2000).unref();
+  }
+
+  close(): void {
+    this.lastModel = null;
+    if (this.child) this.kill(this.child);
+    this.child = null;
+  }
+}
 
 export function createWhisperEngine(opts: WhisperEngineOptions): WhisperEngine {
+  const pool: WarmRunner[] = [];
+  const waiting: (() => void)[] = [];
+  const max = Math.max(1, opts.processes ?? 1);
+
+  /** A free warm runner (a new one while under the limit), or the next one freed. */
+  async function acquire(): Promise<WarmRunner> {
+    for (;;) {
+      // taken at once (busy), so no other request picks the same runner in between
+      const free = pool.find((r) => !r.busy);
+      if (free) return Object.assign(free, { busy: true });
+      if (pool.length < max) {
+        const r = new WarmRunner(opts.python, () => waiting.shift()?.());
+        pool.push(r);
+        return Object.assign(r, { busy: true });
+      }
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    }
+  }
+
+  function payloadOf(req: WhisperRunRequest) {
+    return {
+      model: req.model,
+      allow_download: req.allowDownload ?? false,
+      download_root: req.downloadRoot ?? null,
+      audio: req.audio,
+      language: req.language,
+      tasks: req.tasks,
+      translate_skip_languages: req.translateSkipLanguages ?? [],
+      word_timestamps: req.wordTimestamps,
+      output: req.output,
+      compute_type: 'int8',
+      cpu_threads: opts.cpuThreads ?? 0,
+      beam_size: opts.beamSize ?? 5,
+    };
+  }
+
+  const progressOf = (req: WhisperRunRequest) => (ev: RunnerEvent) => {
+    if (ev.event === 'progress' && ev.total) req.onProgress?.(((ev.pass ?? 0) + (ev.done ?? 0) / ev.total) / (ev.passes ?? 1));
+  };
+
+  /** A fresh runner for this request only: used when a model may be downloaded (the warm runners stay offline). */
+  async function oneShot(req: WhisperRunRequest): Promise<WhisperResult> {
+    // Offline unless downloading was explicitly allowed: nothing may reach a model hub.
+    const env = { ...process.env, HF_HUB_OFFLINE: req.allowDownload ? '0' : '1', HF_HUB_DISABLE_TELEMETRY: '1', TOKENIZERS_PARALLELISM: 'false' };
+    let error: string | null = null;
+    const onProgress = progressOf(req);
+    const res = await runProcess(opts.python, {
+      args: [runnerPath(), JSON.stringify(payloadOf(req))],
+      env,
+      signal: req.signal,
+      onLine: (line, stream) => {
+        if (stream !== 'stdout' || !line.startsWith('{')) return;
+        let ev: RunnerEvent;
+        try {
+          ev = JSON.parse(line) as RunnerEvent;
+        } catch {
+          return;
+        }
+        if (ev.event === 'error') error = ev.message ?? 'unknown error';
+        else onProgress(ev);
+      },
+    });
+    if (req.signal?.aborted) throw new Error('whisper cancelled');
+    if (res.code !== 0) {
+      const tail = res.stderr.trim().split('\n').slice(-3).join(' | ');
+      throw new WhisperError(`faster-whisper failed: ${error ?? `exit code ${res.code}`}${!error && tail ? ` (${tail})` : ''}`, error);
+    }
+    return JSON.parse(await fs.readFile(req.output, 'utf8')) as WhisperResult;
+  }
+
   return {
     async run(req) {
-      const payload = {
-        model: req.model,
-        allow_download: req.allowDownload ?? false,
-        download_root: req.downloadRoot ?? null,
-        audio: req.audio,
-        language: req.language,
-        tasks: req.tasks,
-        translate_skip_languages: req.translateSkipLanguages ?? [],
-        word_timestamps: req.wordTimestamps,
-        output: req.output,
-        compute_type: 'int8',
-        cpu_threads: opts.cpuThreads ?? 0,
-        beam_size: opts.beamSize ?? 5,
-      };
-      // Offline unless downloading was explicitly allowed: nothing may reach a model hub.
-      const env = { ...process.env, HF_HUB_OFFLINE: req.allowDownload ? '0' : '1', HF_HUB_DISABLE_TELEMETRY: '1', TOKENIZERS_PARALLELISM: 'false' };
-      let error: string | null = null;
-      const res = await runProcess(opts.python, {
-        args: [runnerPath(), JSON.stringify(payload)],
-        env,
-        signal: req.signal,
-        onLine: (line, stream) => {
-          if (stream !== 'stdout' || !line.startsWith('{')) return;
-          let ev: { event?: string; pass?: number; passes?: number; done?: number; total?: number; message?: string };
-          try {
-            ev = JSON.parse(line) as typeof ev;
-          } catch {
-            return;
-          }
-          if (ev.event === 'progress' && ev.total) {
-            req.onProgress?.(((ev.pass ?? 0) + (ev.done ?? 0) / ev.total) / (ev.passes ?? 1));
-          } else if (ev.event === 'error') {
-            error = ev.message ?? 'unknown error';
-          }
-        },
-      });
-      if (req.signal?.aborted) throw new Error('whisper cancelled');
-      if (res.code !== 0) {
-        const tail = res.stderr.trim().split('\n').slice(-3).join(' | ');
-        throw new WhisperError(`faster-whisper failed: ${error ?? `exit code ${res.code}`}${!error && tail ? ` (${tail})` : ''}`, error);
-      }
+      if (req.allowDownload) return oneShot(req);
+      const runner = await acquire();
+      const payload = payloadOf(req);
+      runner.remember({ model: payload.model, compute_type: payload.compute_type, cpu_threads: payload.cpu_threads, download_root: payload.download_root });
+      await runner.request(payload, req.signal, progressOf(req));
       return JSON.parse(await fs.readFile(req.output, 'utf8')) as WhisperResult;
+    },
+    close() {
+      for (const r of pool) r.close();
     },
   };
 }

@@ -1,8 +1,10 @@
-"""Runs faster-whisper on one audio file for the media-speech worker.
+"""Runs faster-whisper on audio files for the media-speech worker.
 
-Input: one JSON argument (see WhisperRunRequest in whisper.engine.ts). Output: JSON lines on
-stdout ({"event": "progress", "done": seconds_of_audio_done, "total": seconds}), the result as
-JSON in the file named by "output", and a last {"event": "done"} line. Job logic stays in TypeScript.
+One-shot: one JSON argument (see WhisperRunRequest in whisper.engine.ts). `--serve`: a long-lived
+process that reads one JSON request per stdin line, one at a time, keeping loaded models warm.
+Output: JSON lines on stdout ({"event": "progress", "done": seconds_of_audio_done, "total": seconds}),
+the result as JSON in the file named by "output", and a last {"event": "done"} (or "error") line per
+request. Job logic stays in TypeScript.
 """
 import json
 import os
@@ -15,20 +17,38 @@ def emit(obj):
     sys.stdout.flush()
 
 
-def main():
-    req = json.loads(sys.argv[1])
+# Loaded models by their settings, most recent last; two at most stay in memory.
+MODELS = {}
+KEEP_MODELS = 2
+
+
+def load(req):
     from faster_whisper import WhisperModel  # imported late: argument errors answer fast
 
+    key = (req["model"], req.get("compute_type") or "int8", int(req.get("cpu_threads") or 0), req.get("download_root"))
+    model = MODELS.pop(key, None)
+    if model is None:
+        model = WhisperModel(
+            req["model"],
+            device="cpu",
+            compute_type=key[1],
+            cpu_threads=key[2],
+            download_root=key[3],
+            local_files_only=not req.get("allow_download", False),
+        )
+        while len(MODELS) >= KEEP_MODELS:
+            MODELS.pop(next(iter(MODELS)))
+    MODELS[key] = model
+    return model
+
+
+def main(req):
     t0 = time.monotonic()
-    model = WhisperModel(
-        req["model"],
-        device="cpu",
-        compute_type=req.get("compute_type") or "int8",
-        cpu_threads=int(req.get("cpu_threads") or 0),
-        download_root=req.get("download_root"),
-        local_files_only=not req.get("allow_download", False),
-    )
+    model = load(req)
     load_s = time.monotonic() - t0
+    if req.get("warm_only"):
+        emit({"event": "done"})
+        return
 
     tasks = req.get("tasks") or ["transcribe"]
     language = req.get("language")
@@ -79,9 +99,23 @@ def main():
     emit({"event": "done"})
 
 
+def serve():
+    """One request per line; a failed request answers with an error line and the process carries on."""
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            main(json.loads(line))
+        except Exception as exc:
+            emit({"event": "error", "message": f"{type(exc).__name__}: {exc}"})
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+        sys.exit(0)
     try:
-        main()
+        main(json.loads(sys.argv[1]))
     except Exception as exc:  # one readable line for the activity's error message
         emit({"event": "error", "message": f"{type(exc).__name__}: {exc}"})
         sys.exit(1)

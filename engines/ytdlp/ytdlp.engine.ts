@@ -20,6 +20,8 @@ export interface YtDlpFormat {
   video_ext?: string;
   audio_ext?: string;
   protocol?: string;
+  /** Headers a client must send to fetch `url` (User-Agent, Referer, cookies…). */
+  http_headers?: Record<string, string>;
 }
 
 export interface YtDlpInfo {
@@ -60,6 +62,10 @@ export interface YtDlpInfo {
   fps?: number | null;
   vcodec?: string | null;
   acodec?: string | null;
+  /** With a format selection: the selected format's headers, or the formats to merge (video + audio). */
+  http_headers?: Record<string, string>;
+  requested_formats?: YtDlpFormat[];
+  format_id?: string;
   _type?: string;
 }
 
@@ -98,6 +104,8 @@ export interface DownloadRequest {
   matchFilter?: string;
   /** Also write `source.info.json` beside the file, so one run gives both media and metadata. */
   writeInfoJson?: boolean;
+  /** An info JSON file from an earlier probe: yt-dlp downloads from it without extracting the page again. */
+  infoJson?: string;
   /** The egress proxy URL of this run: every request yt-dlp makes goes through it. */
   proxyUrl: string;
   signal?: AbortSignal;
@@ -105,8 +113,11 @@ export interface DownloadRequest {
 }
 
 export interface YtDlpEngine {
-  /** Extracts metadata for one video (never a playlist), every request through the egress proxy. */
-  probe(url: string, opts: { proxyUrl: string; signal?: AbortSignal }): Promise<YtDlpInfo>;
+  /**
+   * Extracts metadata for one video (never a playlist), every request through the egress proxy. With
+   * `format` (and `sort`), the result also names the selected format(s), as a download would pick them.
+   */
+  probe(url: string, opts: { proxyUrl: string; signal?: AbortSignal; format?: string; sort?: string }): Promise<YtDlpInfo>;
   /** Downloads into outDir and returns the path of the final file. */
   download(req: DownloadRequest): Promise<string>;
 }
@@ -155,8 +166,9 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
   const invocation = ytdlpInvocation(opts);
 
   return {
-    async probe(url, { proxyUrl, signal }) {
-      const res = await runProcess(opts.binary, { ...invocation(proxyUrl, ['--dump-single-json', '--', url]), signal });
+    async probe(url, { proxyUrl, signal, format, sort }) {
+      const select = [...(format ? ['-f', format] : []), ...(sort ? ['-S', sort] : [])];
+      const res = await runProcess(opts.binary, { ...invocation(proxyUrl, ['--dump-single-json', ...select, '--', url]), signal });
       if (res.code !== 0) throw classify(res.stderr, url);
       return parseSingleVideoJson<YtDlpInfo>(res.stdout);
     },
@@ -185,8 +197,8 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
         '--playlist-items',
         '1',
         '--abort-on-unavailable-fragments',
-        '--',
-        req.url,
+        // a probe's info JSON saves extracting the page a second time
+        ...(req.infoJson ? ['--load-info-json', req.infoJson] : ['--', req.url]),
       ];
       const res = await runProcess(opts.binary, {
         ...invocation(req.proxyUrl, own),

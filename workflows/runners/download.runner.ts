@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/workflow';
+import { ApplicationFailure, patched } from '@temporalio/workflow';
 import { clipProblem } from '../../lib/edit-plan';
 import { FAILURE_TYPES } from '../../lib/jobs';
 import { parseTimeString } from '../../lib/time';
@@ -7,10 +7,18 @@ import type { OperationRunner } from './types';
 
 /** Download: check limits, fetch the rendition, deliver it in the requested format (clipped and processed if asked). */
 export const runDownload: OperationRunner<'download'> = async ({ jobId, params }) => {
-  const source = await mediaFetch.probeSource(params.url);
   const clipStart = params.clip_start === null ? null : parseTimeString(params.clip_start);
   const clipEnd = params.clip_end === null ? null : parseTimeString(params.clip_end);
   const processing = params.processing ?? [];
+  if (patched('source-once-v1')) {
+    // one step for the source: limits, clip range and download from a single yt-dlp extraction (none for a plain file)
+    const plain = clipStart === null && clipEnd === null && processing.length === 0;
+    const source = await mediaFetch.resolveSource({ jobId, url: params.url, quality: params.quality, format: params.format, reads: 'whole', clipStart, clipEnd, progressRange: [0, plain ? 80 : 50] });
+    const sourceFile = source.sourceFile!;
+    if (plain) return mediaProcess.finalizeDownload({ jobId, sourceFile, quality: params.quality, format: params.format, title: source.title, progressRange: [80, 99] });
+    return mediaProcess.processDownload({ jobId, sourceFile, quality: params.quality, format: params.format, title: source.title, clipStart, clipEnd, processing, progressRange: [50, 99] });
+  }
+  const source = await mediaFetch.probeSource(params.url);
   if (clipStart === null && clipEnd === null && processing.length === 0) {
     // The plain path: exactly these three activities (recorded histories replay against it).
     const sourceFile = await mediaFetch.downloadSource({ jobId, url: params.url, quality: params.quality, format: params.format, progressRange: [0, 80] });

@@ -1,0 +1,150 @@
+// Jobs that read one frame or a short window seek in the source URL instead of downloading it:
+// bytes fetched do not grow with the source's length, every such read goes through the egress
+// proxy, and a page's source is extracted by yt-dlp once per job.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { createFingerprintActivities } from '../activities/fingerprint.activities';
+import { createPreviewActivities } from '../activities/preview.activities';
+import { createSourceActivities, type ResolvedSource, type ResolveSourceInput, type SourceDeps } from '../activities/source.activities';
+import { startEgressProxy, type EgressProxy } from '../engines/egress/egress-proxy';
+import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
+import { Storage } from '../engines/storage';
+import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
+import { loadConfig } from '../lib/config';
+import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
+import type { PreviewParams } from '../lib/operations';
+import { startOrigin, type Origin } from './bench/rows/media.rows';
+import { activityEnv, expectNonRetryable } from './helpers/activity-env';
+import { testEgress } from './helpers/egress';
+import { startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
+import { ffprobe, videoStream } from './helpers/media';
+
+const run = promisify(execFile);
+
+/** A small-picture source of `seconds` (2 s GOP, faststart), cached across runs: length is what varies. */
+async function source(dir: string, seconds: number): Promise<string> {
+  const file = path.join(dir, `seek-${seconds}s.mp4`);
+  if (fs.existsSync(file)) return file;
+  const tmp = `${file}.tmp.mp4`;
+  await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=320x240:rate=25:duration=${seconds}`, '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '50', '-b:v', '600k', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', tmp]);
+  fs.renameSync(tmp, file);
+  return file;
+}
+
+describe('seek reads: one-frame and short-window jobs fetch only what they read, through the egress proxy', function () {
+  this.timeout(10 * 60_000);
+  const config = loadConfig({ ALLOW_PRIVATE_NETWORK: '1' });
+  const ytdlp = createYtDlpEngine({ binary: config.ytdlpPath, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
+  const ffmpeg = createFfmpegEngine(config);
+  const limits: SourceDeps['config'] = { allowPrivateNetwork: true, maxSourceDurationSeconds: 4 * 3600, maxSourceBytes: 4 * 1024 ** 3, allowLive: false };
+  const cache = path.join(os.tmpdir(), 'mediasvc-seek-sources');
+  let egress: EgressProxy;
+  let origin: Origin;
+  let fx: FixturePlatform;
+  let dataDir: string;
+  let storage: Storage;
+  let sizes: Record<string, number>;
+
+  before(async () => {
+    fs.mkdirSync(cache, { recursive: true });
+    sizes = {};
+    for (const s of [10, 120, 600]) sizes[`seek-${s}s.mp4`] = fs.statSync(await source(cache, s)).size;
+    egress = await testEgress();
+    // a 100 Mbit/s link: bytes counted are bytes the tools asked for, not what loopback buffers absorb
+    origin = await startOrigin(cache, { bytesPerSecond: 12.5e6 });
+    fx = await startFixturePlatform();
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-seek-'));
+    storage = new Storage(loadConfig({ DATA_DIR: dataDir }));
+  });
+  after(async () => {
+    await origin?.close();
+    await fx?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const sourceActs = () => createSourceActivities({ ytdlp, ffmpeg, storage, egress, config: limits });
+  const resolve = (url: string, reads: ResolveSourceInput['reads'], jobId = crypto.randomUUID()) =>
+    activityEnv().run(sourceActs().resolveSource, { jobId, url, quality: '720p' as const, format: null, reads, progressRange: [0, 40] as [number, number] }) as Promise<ResolvedSource>;
+  const params = (over: Partial<PreviewParams>): PreviewParams => ({ url: '', preview_type: 'thumbnail', timestamp: null, start: null, duration: null, width: 320, columns: null, rows: null, fps: null, webhook_url: null, ...over });
+
+  /** Bytes the origin sent for a whole job: the source step, then the preview or fingerprint. */
+  async function bytesFor(name: string, kind: 'thumbnail' | 'fingerprint' | 'gif'): Promise<{ bytes: number; out: JobOutput; jobId: string }> {
+    origin.bytes = 0;
+    const jobId = crypto.randomUUID();
+    const src = await resolve(origin.url(name), 'video', jobId);
+    assert.equal(src.sourceFile, null, 'a plain seekable file is not downloaded');
+    assert.ok(src.media, 'the source is read in place');
+    const out =
+      kind === 'fingerprint'
+        ? ((await activityEnv().run(createFingerprintActivities({ ffmpeg, storage, egress }).fingerprintFrame, { jobId, sourceFile: null, media: src.media, title: src.title, timestamp: null, hashSize: 16 as const, progressRange: [40, 99] as [number, number] })) as JobOutput)
+        : ((await activityEnv().run(createPreviewActivities({ ffmpeg, storage, egress }).makePreview, {
+            jobId,
+            sourceFile: null,
+            media: src.media,
+            params: kind === 'gif' ? params({ preview_type: 'gif', start: '00:00:05', duration: 3, fps: 10 }) : params({}),
+            progressRange: [40, 99] as [number, number],
+          })) as JobOutput);
+    return { bytes: origin.bytes, out, jobId };
+  }
+
+  // The GIF's 3 s window lies past a 10 s source's end of file reads: it compares 120 s with 600 s.
+  for (const [kind, shortName] of [['thumbnail', 'seek-10s.mp4'], ['fingerprint', 'seek-10s.mp4'], ['gif', 'seek-120s.mp4']] as const) {
+    it(`${kind}: bytes fetched for a 600 s source are no more than for a ${shortName.slice(5, -4)} one (plus slack), a fraction of the file`, async () => {
+      const short = await bytesFor(shortName, kind);
+      const long = await bytesFor('seek-600s.mp4', kind);
+      console.log(`      ${kind}: ${short.bytes} B fetched of a ${sizes[shortName]} B source, ${long.bytes} B of a ${sizes['seek-600s.mp4']} B 600 s source`);
+      // The index (moov) grows with length, by about 10 kB a minute here; and ffmpeg's open-ended
+      // range read runs ahead of the decoder while it works (rate × processing time): the slack covers both.
+      assert.ok(long.bytes <= short.bytes * 1.5 + 1024 * 1024, `${long.bytes} B for 600 s vs ${short.bytes} B for 10 s`);
+      assert.ok(long.bytes < sizes['seek-600s.mp4']! / 3, `${long.bytes} B of a ${sizes['seek-600s.mp4']} B file`);
+      assert.ok(!fs.existsSync(path.join(storage.workDirOf(long.jobId), 'download')), 'nothing was downloaded');
+      if (kind === 'thumbnail') {
+        const v = videoStream(await ffprobe(storage.filePath(long.out.outputFile)))!;
+        assert.equal(v.width, 320);
+      }
+      if (kind === 'gif') {
+        // frames counted from the output's packets, not by decoding it again: 3 s at 10 fps
+        assert.equal(long.out.resultData.fps, 10);
+        assert.ok(Math.abs(Number(long.out.resultData.duration) - 3) < 0.2);
+      }
+    });
+  }
+
+  it('a seek read goes through the egress proxy: a private origin is refused there, and it serves nothing', async () => {
+    const strict = await startEgressProxy({ allowPrivate: false });
+    try {
+      const src = await resolve(origin.url('seek-10s.mp4'), 'video');
+      origin.bytes = 0;
+      const preview = createPreviewActivities({ ffmpeg, storage, egress: strict }).makePreview;
+      // the media as resolved, minus the probe, so the preview's own reads meet the proxy
+      const input = { jobId: crypto.randomUUID(), sourceFile: null, media: { ...src.media!, probe: null }, params: params({}), progressRange: [40, 99] as [number, number] };
+      await expectNonRetryable(activityEnv().run(preview, input) as Promise<unknown>, FAILURE_TYPES.rejected, /private or reserved address \(127\.0\.0\.1\)/);
+      assert.equal(origin.bytes, 0);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('a page is extracted once: a whole download reuses the probe (one page request), a frame job seeks in the page\'s file', async () => {
+    const page = '/watch/trailer';
+    const hits = () => fx.hits.get(page) ?? 0;
+    let before = hits();
+    const frame = await resolve(fx.url(page), 'video');
+    const probeOnly = hits() - before;
+    before = hits();
+    const jobId = crypto.randomUUID();
+    const whole = await resolve(fx.url(page), 'whole', jobId);
+    // a HEAD (is it a plain file?) and yt-dlp's one extraction, with or without the download after it
+    assert.equal(hits() - before, probeOnly, 'the download reused the probe\'s info JSON instead of reading the page again');
+    assert.ok(whole.sourceFile && fs.existsSync(path.join(storage.workDirOf(jobId), whole.sourceFile)), 'the rendition was downloaded');
+    assert.equal(whole.media, null);
+    assert.equal(whole.title, 'Fixture Trailer');
+    assert.equal(frame.sourceFile, null);
+    assert.match(frame.media!.url, /^http:\/\/127\.0\.0\.1:\d+\/media\/v\d+\.mp4/);
+  });
+});
