@@ -166,18 +166,30 @@ export async function closedLoop(concurrency: number, seconds: number, fn: () =>
   return { perSecond: latencies.length / seconds, p50Ms: percentile(latencies, 50), errors };
 }
 
-/** Resident memory (bytes) summed over every process of the process group `pgid`, read from /proc. */
+/** The processes of group `pgid` (pid, command name), read from /proc; one that ends while read is skipped. */
+function groupProcesses(pgid: number): { pid: string; comm: string }[] {
+  const out: { pid: string; comm: string }[] = [];
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // fields after the parenthesised command: state ppid pgrp …
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid) out.push({ pid, comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) });
+    } catch {
+      // the process ended while we read it
+    }
+  }
+  return out;
+}
+
+/** Resident memory (bytes) summed over every process of the process group `pgid`. */
 export function groupRss(pgid: number): { bytes: number; processes: number } {
   let bytes = 0;
   let processes = 0;
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
+  for (const { pid } of groupProcesses(pgid)) {
     try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // fields after the parenthesised command: state ppid pgrp …
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) !== pgid) continue;
-      const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${entry}/status`, 'utf8'));
+      const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
       if (m) {
         bytes += Number(m[1]) * 1024;
         processes++;
@@ -191,20 +203,7 @@ export function groupRss(pgid: number): { bytes: number; processes: number } {
 
 /** Processes of the group other than the named long-lived ones (tools that jobs are running). */
 export function groupTools(pgid: number): string[] {
-  const out: string[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) !== pgid) continue;
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      if (/ffmpeg|ffprobe|yt-dlp|python/.test(comm)) out.push(comm);
-    } catch {
-      // gone
-    }
-  }
-  return out;
+  return groupProcesses(pgid).map((p) => p.comm).filter((comm) => /ffmpeg|ffprobe|yt-dlp|python/.test(comm));
 }
 
 /** A static file server on loopback for `dir`. */
