@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { downloadDirectMedia, probeDirectMedia } from '../engines/direct-media';
+import { downloadDirectMedia, probeDirectMedia, type DirectMedia } from '../engines/direct-media';
 import { checkUrlAddress, EgressRefusedError } from '../engines/egress/address-check';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
@@ -216,7 +216,13 @@ export function createSourceActivities(deps: SourceDeps) {
   return {
     /** Metadata for `GET /v1/info`. */
     async readInfo(url: string): Promise<VideoInfo> {
-      return toVideoInfo(url, await measureDirect(url, await probe(url)));
+      await assertSafe(url);
+      // a plain media file needs no Python start-up: a HEAD request and an ffprobe say all yt-dlp would
+      const direct = await probeDirectMedia(url, config.allowPrivateNetwork).catch((err: unknown) => {
+        throw asRefusal(err);
+      });
+      const info = direct ? directFileInfo(url, direct) : await probe(url);
+      return toVideoInfo(url, await measureDirect(url, info));
     },
 
     /** Checks the safety limits (duration, size, live) before anything is downloaded. */
@@ -297,6 +303,34 @@ function fileNameOf(url: string): string {
 }
 
 /** A plain file's title: its name without the extension. */
+/** What yt-dlp's generic extractor says of a direct media link (id and title from the file name, the MIME subtype as format, Last-Modified as timestamp). */
+function directFileInfo(url: string, media: DirectMedia): YtDlpInfo {
+  const title = directTitle(url);
+  const [type = '', subtype = ''] = media.contentType.toLowerCase().split(';')[0]!.trim().split('/');
+  // yt-dlp's determine_ext: whatever follows the URL's last dot before the query, when alphanumeric
+  const guess = url.split('?')[0]!.split('.').pop() ?? '';
+  const ext = /^[A-Za-z0-9]+$/.test(guess) ? guess : type === 'audio' && subtype === 'mp4' ? 'm4a' : (MIME_EXT[subtype] ?? subtype);
+  const modified = media.lastModified ? Date.parse(media.lastModified) : NaN;
+  // yt-dlp prefixes an id that reads as another format's extension ("fmp4" for audio/mp4 saved as .m4a)
+  const formatId = subtype !== ext && SELECTION_EXTS.has(subtype) ? `f${subtype}` : subtype;
+  return {
+    id: title,
+    title,
+    direct: true,
+    url,
+    extractor_key: 'Generic',
+    timestamp: Number.isFinite(modified) ? Math.floor(modified / 1000) : null,
+    subtitles: {},
+    formats: [{ format_id: formatId, url, ext, protocol: new URL(url).protocol.slice(0, -1), ...(type === 'audio' ? { vcodec: 'none' } : {}) }],
+  };
+}
+
+// yt-dlp's format-selection extensions (MEDIA_EXTENSIONS common audio and video, 3gp, mhtml)
+const SELECTION_EXTS = new Set(['3gp', 'aiff', 'alac', 'avi', 'flac', 'flv', 'm4a', 'mhtml', 'mka', 'mkv', 'mov', 'mp3', 'mp4', 'ogg', 'opus', 'wav', 'webm']);
+
+// MIME subtypes whose file extension differs (yt-dlp's mimetype2ext, for the media types a direct link has)
+const MIME_EXT: Record<string, string> = { mpeg: 'mp3', 'x-matroska': 'mkv', quicktime: 'mov', 'x-flv': 'flv', 'x-msvideo': 'avi', 'x-wav': 'wav', wave: 'wav', 'x-m4a': 'm4a', 'x-ms-wmv': 'wmv', '3gpp': '3gp' };
+
 function directTitle(url: string): string {
   const name = fileNameOf(url);
   return name.replace(/\.[^.]+$/, '') || name;

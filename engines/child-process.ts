@@ -1,5 +1,25 @@
-import { spawn } from 'node:child_process';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { spawn, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import readline from 'node:readline';
+
+const toolNiceness = new AsyncLocalStorage<number>();
+
+/** Runs fn with every tool process it starts at this CPU niceness (jobs' batch work yields to interactive reads). */
+export function withToolNiceness<T>(niceness: number, fn: () => T): T {
+  return toolNiceness.run(niceness, fn);
+}
+
+/** Lowers a just-started tool's CPU priority to the caller's niceness, if one was set; its children inherit it. */
+export function applyToolNiceness(child: ChildProcess): void {
+  const niceness = toolNiceness.getStore();
+  if (!niceness || child.pid === undefined) return;
+  try {
+    os.setPriority(child.pid, niceness);
+  } catch {
+    // the process may already have exited; priority is an optimisation, never a reason to fail
+  }
+}
 
 export interface RunOptions {
   args: string[];
@@ -20,6 +40,7 @@ export interface RunResult {
 export function runProcess(cmd: string, opts: RunOptions): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, opts.args, { env: opts.env ?? process.env, cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    applyToolNiceness(child);
     let stdout = '';
     let stderr = '';
     const onAbort = () => {

@@ -8,6 +8,8 @@ const MEDIA_TYPE = /^(audio|video)\/(?!.*(mpegurl|dash|x-mpegurl))/i;
 export interface DirectMedia {
   contentType: string;
   length: number | null;
+  /** The Last-Modified header, as sent. */
+  lastModified: string | null;
 }
 
 /**
@@ -27,7 +29,8 @@ export async function probeDirectMedia(url: string, allowPrivate: boolean): Prom
   const type = String(res.headers['content-type'] ?? '');
   if (res.statusCode !== 200 || !MEDIA_TYPE.test(type)) return null;
   const length = Number(res.headers['content-length']);
-  return { contentType: type, length: Number.isFinite(length) ? length : null };
+  const lastModified = res.headers['last-modified'];
+  return { contentType: type, length: Number.isFinite(length) ? length : null, lastModified: typeof lastModified === 'string' ? lastModified : null };
 }
 
 /** Streams a direct media file to `dest`, failing past `maxBytes`; reports progress as a 0..1 fraction when the size is known. */

@@ -43,6 +43,7 @@ const EnvSchema = z.object({
   DASHBOARD_SESSION_TTL_MINUTES: z.coerce.number().positive().default(720),
   DASHBOARD_SIGN_IN_ATTEMPTS: z.coerce.number().int().min(1).default(10),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  JOB_TOOL_NICENESS: z.coerce.number().int().min(0).max(19).default(10),
   RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(15),
   RECONCILE_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
   QUEUE_CONCURRENCY: z
@@ -96,6 +97,8 @@ export type Config = {
   /** How often the reconciler looks for jobs whose workflow was never started, and how old they must be. */
   reconcileIntervalSeconds: number;
   reconcileAfterSeconds: number;
+  /** CPU niceness of jobs' tool processes (yt-dlp, ffmpeg, whisper), so info reads and the API stay responsive. */
+  jobToolNiceness: number;
   /** Activities run at once per worker, by queue (QUEUE_CONCURRENCY); the queue table has the defaults. */
   queueConcurrency: Partial<Record<TaskQueue, number>>;
   /** Python of the virtualenv that has faster-whisper (its site-packages are searched for models). */
@@ -153,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000,
     logLevel: e.LOG_LEVEL,
     queueConcurrency: e.QUEUE_CONCURRENCY,
+    jobToolNiceness: e.JOB_TOOL_NICENESS,
     reconcileIntervalSeconds: e.RECONCILE_INTERVAL_SECONDS,
     reconcileAfterSeconds: e.RECONCILE_AFTER_SECONDS,
     whisperPython: e.WHISPER_PYTHON ?? path.join(projectRoot, '.venv/bin/python'),

@@ -31,8 +31,8 @@ describe('scale-out: API and per-queue workers as separate processes on PostgreS
     await cli(env, 'migrate');
     const api = startService(['api'], env, path.join(dataDir, 'api.log'));
     services.push(api);
-    // two fetch workers and two process workers, as on several machines
-    for (const [i, queues] of ['control', 'media-fetch', 'media-fetch', 'media-process', 'media-process'].entries()) {
+    // an info worker, two fetch workers and two process workers, as on several machines
+    for (const [i, queues] of ['control', 'media-info', 'media-fetch', 'media-fetch', 'media-process', 'media-process'].entries()) {
       services.push(startService(['worker', '--queues', queues], env, path.join(dataDir, `worker-${i}-${queues}.log`)));
     }
     await waitHealthy(base, api);
@@ -79,6 +79,11 @@ describe('scale-out: API and per-queue workers as separate processes on PostgreS
     assert.equal(videoStream(await ffprobe(first))?.height, 480);
     assert.deepEqual(jobs.map((j) => j.result_data.format), ['mp4', 'mkv', 'webm', 'wav', 'webm', 'mp4']);
     assert.ok(jobs.every((j) => Math.abs(Number(j.result_data.duration) - FIXTURE.durationSeconds) < 0.3));
+
+    // the synchronous read runs on its own worker process (its workflow and its activity)
+    const info = await fetch(`${base}/v1/info?url=${encodeURIComponent(fx.url('/media/v720.mp4'))}`, { headers: auth });
+    assert.equal(info.status, 200);
+    assert.ok(Math.abs(((await info.json()) as { duration: number }).duration - FIXTURE.durationSeconds) < 0.5);
 
     // the work really spread over the worker processes
     const logs = services.slice(1).map((s) => fs.readFileSync(s.logFile, 'utf8'));

@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory, CancelledFailure } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
+import { withToolNiceness } from '../engines/child-process';
 import { FAILURE_TYPES } from '../lib/jobs';
 
 const USER_FAILURES: readonly string[] = Object.values(FAILURE_TYPES);
@@ -12,11 +13,14 @@ const USER_FAILURES: readonly string[] = Object.values(FAILURE_TYPES);
  *   cancelled once the step has really stopped;
  * - a user's error (an unsupported URL, a refused address, a source past the limits) is BENIGN: the
  *   job fails with its message, and the worker does not log it as a fault with a stack trace.
+ * The tools an activity starts run at its queue's CPU niceness.
  */
 export class ActivityOutcomeInterceptor implements ActivityInboundCallsInterceptor {
+  constructor(private readonly toolNiceness = 0) {}
+
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     try {
-      return await next(input);
+      return await withToolNiceness(this.toolNiceness, () => next(input));
     } catch (err) {
       if (Context.current().cancellationSignal.aborted && !(err instanceof CancelledFailure)) {
         throw new CancelledFailure('the step was cancelled and its tools stopped', [], err instanceof Error ? err : undefined);

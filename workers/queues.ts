@@ -41,6 +41,8 @@ export interface QueueSpec {
   needsDatabase: boolean;
   /** Tools on this queue fetch users' URLs: they connect only through the egress proxy. */
   needsEgress: boolean;
+  /** A client waits on this queue's work: its tools keep normal CPU priority, while jobs' tools yield (JOB_TOOL_NICENESS). */
+  interactive?: true;
   /** Activities run at once per worker unless QUEUE_CONCURRENCY says otherwise. */
   defaultConcurrency: number;
   activities(deps: QueueDeps): Record<string, (...args: never[]) => Promise<unknown>>;
@@ -75,8 +77,10 @@ export const QUEUE_TABLE = {
   },
   'media-info': {
     // info reads have capacity of their own, so a backlog of downloads never delays them
-    description: 'metadata reads for GET /v1/info (yt-dlp, ffprobe), apart from job downloads',
-    runsWorkflows: false,
+    description: 'GET /v1/info: its short workflows and metadata reads (yt-dlp, ffprobe), apart from jobs',
+    // its own workflow tasks too: a burst of job workflows on control never delays a waiting client
+    runsWorkflows: true,
+    interactive: true,
     needsDatabase: false,
     needsEgress: true,
     defaultConcurrency: 4,

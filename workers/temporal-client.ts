@@ -65,7 +65,7 @@ export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSe
     async fetchInfo(url): Promise<VideoInfo> {
       try {
         return await client.workflow.execute<typeof infoWorkflow>('infoWorkflow', {
-          taskQueue: 'control',
+          taskQueue: 'media-info',
           workflowId: `info-${crypto.randomUUID()}`,
           args: [url],
           workflowExecutionTimeout: `${opts.infoTimeoutSeconds} seconds`,

@@ -7,7 +7,7 @@ import type { MediaJobInput } from '../lib/jobs';
 import type { TaskQueue } from '../lib/queues';
 import { missingActivities } from '../workflows/activity-plan';
 import { ActivityOutcomeInterceptor } from './activity-outcome.interceptor';
-import { QUEUE_TABLE, type QueueDeps } from './queues';
+import { QUEUE_TABLE, type QueueDeps, type QueueSpec } from './queues';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | null = null;
 
@@ -53,7 +53,8 @@ export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Prom
   const egress = queues.some((q) => QUEUE_TABLE[q].needsEgress) ? await processEgressProxy({ allowPrivate: config.allowPrivateNetwork }) : undefined;
   const workers: Worker[] = [];
   for (const queue of queues) {
-    const spec = QUEUE_TABLE[queue];
+    const spec: QueueSpec = QUEUE_TABLE[queue];
+    const niceness = spec.interactive ? 0 : config.jobToolNiceness;
     workers.push(
       await Worker.create({
         connection,
@@ -64,7 +65,7 @@ export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Prom
         // progress and cancellations travel on heartbeats: let them through every second, not every 48 s
         maxHeartbeatThrottleInterval: '1 second',
         defaultHeartbeatThrottleInterval: '1 second',
-        interceptors: { activity: [() => ({ inbound: new ActivityOutcomeInterceptor() })] },
+        interceptors: { activity: [() => ({ inbound: new ActivityOutcomeInterceptor(niceness) })] },
         ...(spec.runsWorkflows ? { workflowBundle: await workflowBundle() } : {}),
       }),
     );

@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
 import { projectRoot } from '../../lib/config';
-import { runProcess } from '../child-process';
+import { applyToolNiceness, runProcess } from '../child-process';
 
 export interface WhisperWord {
   word: string;
@@ -102,6 +102,7 @@ class WarmRunner {
   private start(): ChildProcessWithoutNullStreams {
     const env = { ...process.env, HF_HUB_OFFLINE: '1', HF_HUB_DISABLE_TELEMETRY: '1', TOKENIZERS_PARALLELISM: 'false' };
     const child = spawn(this.python, [runnerPath(), '--serve'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    applyToolNiceness(child);
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-8192)));
     readline.createInterface({ input: child.stdout }).on('line', (line) => {
