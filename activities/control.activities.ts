@@ -5,6 +5,8 @@ import { failJobWithRefund } from '../db/jobs.repository';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import type { JobEnd, JobOutput } from '../lib/jobs';
+import { log } from '../lib/logger';
+import { creditsRefunded, jobDuration, jobsCompleted, jobsFailed } from '../lib/metrics';
 
 export interface ControlDeps {
   orm: MikroORM;
@@ -31,6 +33,7 @@ export function createControlActivities(deps: ControlDeps) {
       job.startedAt = new Date();
       job.progress = 0;
       await em.flush();
+      log.info({ job_id: job.id, job_type: job.jobType, account_id: job.accountId, status: 'processing' }, 'job processing');
     },
 
     async completeJob(input: { jobId: string; output: JobOutput }): Promise<JobEnd> {
@@ -45,6 +48,10 @@ export function createControlActivities(deps: ControlDeps) {
       job.expiresAt = new Date(now.getTime() + config.downloadUrlTtlMinutes * 60_000);
       job.errorMessage = null;
       await em.flush();
+      const seconds = (now.getTime() - job.createdAt.getTime()) / 1000;
+      jobsCompleted.inc({ type: job.jobType });
+      jobDuration.observe({ type: job.jobType, status: 'completed' }, seconds);
+      log.info({ job_id: job.id, job_type: job.jobType, account_id: job.accountId, status: 'completed', seconds }, 'job completed');
       await storage.removeWorkDir(job.id);
       return { jobId: job.id, status: 'completed' };
     },
@@ -53,6 +60,15 @@ export function createControlActivities(deps: ControlDeps) {
     async failJob(input: { jobId: string; errorMessage: string }): Promise<JobEnd> {
       const outcome = await failJobWithRefund(orm.em.fork(), input.jobId, input.errorMessage);
       if (!outcome.found) throw ApplicationFailure.nonRetryable(`job ${input.jobId} does not exist`, 'JobMissing');
+      const { job } = outcome;
+      // counted once: a retried failJob finds the job already failed
+      if (outcome.status === 'failed' && outcome.changed) {
+        const seconds = ((job.completedAt ?? new Date()).getTime() - job.createdAt.getTime()) / 1000;
+        jobsFailed.inc({ type: job.jobType });
+        jobDuration.observe({ type: job.jobType, status: 'failed' }, seconds);
+        if (outcome.refunded) creditsRefunded.inc({ for: job.jobType }, job.creditsCharged);
+        log.info({ job_id: job.id, job_type: job.jobType, account_id: job.accountId, status: 'failed', error_message: job.errorMessage, refunded: job.creditsCharged, seconds }, 'job failed');
+      }
       await storage.removeWorkDir(input.jobId);
       if (outcome.status === 'failed') await storage.removeOutput(input.jobId);
       return { jobId: input.jobId, status: outcome.status };

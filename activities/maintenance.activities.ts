@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/core';
 import { Job } from '../db/job.entity';
+import { grantMonthlyAllowances } from '../db/credits.repository';
 import { jobInputOf, pendingJobsSince } from '../db/jobs.repository';
 import { pruneRateLimits } from '../db/rate-limit.repository';
 import type { Storage } from '../engines/storage';
@@ -48,6 +49,11 @@ export function createMaintenanceActivities(deps: MaintenanceDeps) {
       let started = 0;
       for (const job of jobs) if (await deps.startJob(jobInputOf(job))) started++;
       return { checked: jobs.length, started };
+    },
+
+    /** Tops every account up to its plan's monthly allowance, once per calendar month. */
+    async grantMonthlyCredits(): Promise<{ granted: number }> {
+      return { granted: await grantMonthlyAllowances(orm.em.fork()) };
     },
 
     /** Removes expired outputs and old rate-limit and idempotency records. */

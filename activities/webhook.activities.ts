@@ -5,6 +5,8 @@ import { WebhookEndpoint } from '../db/webhook.entity';
 import { attemptLogged, clearNextAttempt, deliverySecret, recordAttempt, subscribedEndpoints } from '../db/webhooks.repository';
 import { attemptDelivery } from '../engines/webhooks/attempt';
 import type { Config } from '../lib/config';
+import { log } from '../lib/logger';
+import { webhookDeliveries, webhookLatency } from '../lib/metrics';
 import { FileLinks } from '../lib/file-links';
 import type { DeliveryTarget, WebhookEvent } from '../lib/webhooks';
 
@@ -83,6 +85,10 @@ export function createWebhookActivities(deps: WebhookDeps) {
       const nextAttemptAt = nextOffsetMs === null || res.final ? null : new Date((firstAttemptAtMs ?? startedAtMs) + nextOffsetMs);
       const { final: _final, ...outcome } = res;
       await recordAttempt(em, target, { ...outcome, createdAt: new Date(startedAtMs), nextAttemptAt });
+      const result = res.status === 'succeeded' ? 'delivered' : res.final ? 'failed' : nextAttemptAt ? 'retry' : 'exhausted';
+      webhookDeliveries.inc({ event: target.event, outcome: result });
+      if (res.statusCode !== null) webhookLatency.observe({ event: target.event }, res.responseTimeMs / 1000);
+      log.info({ job_id: target.jobId, account_id: target.accountId, delivery_id: target.deliveryId, event: target.event, attempt: target.attempt, outcome: result, http_status: res.statusCode, ms: res.responseTimeMs, ...(res.error ? { error: res.error } : {}) }, 'webhook attempt');
       return { outcome: res.status === 'succeeded' ? 'succeeded' : res.statusCode === 410 ? 'gone' : 'failed', startedAtMs, finishedAtMs: await now() };
     },
 

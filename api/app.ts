@@ -2,6 +2,7 @@ import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { DomainError } from '../lib/errors';
+import { log } from '../lib/logger';
 import { rateLimitMiddleware, requireAuth } from './auth.middleware';
 import type { ApiDeps, ApiState } from './context';
 import { dashboard } from './dashboard/dashboard';
@@ -16,6 +17,7 @@ import { jobsRoutes } from './jobs.routes';
 import { mcpRoutes } from './mcp/mcp.routes';
 import { languagesRoutes } from './languages.routes';
 import { accountRoutes } from './account.routes';
+import { accessLog, operatorRoutes } from './observability';
 import { openApiDocument } from './openapi';
 import { operationsRoutes } from './operations.routes';
 import { webhooksRoutes } from './webhooks.routes';
@@ -50,13 +52,14 @@ function methodNotAllowed(routers: Router<ApiState>[]): Koa.Middleware<ApiState>
   };
 }
 
-/** Builds the Koa app. Order: errors → per-request EntityManager → rate limit → dashboard → public routes → auth → routes. */
+/** Builds the Koa app. Order: access log → errors → per-request EntityManager → rate limit → dashboard → public routes → auth → routes. */
 export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknown) => void } = {}): Koa<ApiState> {
   const app = new Koa<ApiState>({ proxy: deps.config.trustProxy });
   useCursorKey(deps.links.derive('cursors'));
-  const log = opts.log ?? ((msg, err) => console.error(msg, err));
+  const fault = opts.log ?? ((msg, err) => log.error({ err }, msg));
 
-  app.use(errorMiddleware(log));
+  app.use(accessLog());
+  app.use(errorMiddleware(fault));
   app.use(async (ctx, next) => {
     ctx.state.em = deps.orm.em.fork();
     await next();
@@ -66,7 +69,7 @@ export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknow
   const limiter = rateLimitMiddleware();
   app.use((ctx, next) => (isUnmetered(ctx.path) ? next() : limiter(ctx, next)));
   // The dashboard (/dashboard…) renders its own pages and errors and parses its own form bodies.
-  app.use(dashboard(deps, log));
+  app.use(dashboard(deps, fault));
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1mb', encoding: 'utf-8', onError: (err, ctx) => {
     throw bodyError(err, ctx.get('Content-Encoding'));
   } }));
@@ -78,6 +81,7 @@ export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknow
   pub.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });
+  pub.use(operatorRoutes(deps).routes());
   const files = filesRoutes(deps);
   // MCP (Streamable HTTP): metered like REST, its own requireAuth; outside `authed`, which adds idempotency.
   const mcp = mcpRoutes(deps);

@@ -28,6 +28,8 @@ export interface ApiState {
   auth?: AuthResult;
   account?: Account;
   apiKey?: ApiKey;
+  /** X-Request-Id: the client's, or one made up for this request. */
+  requestId?: string;
 }
 
 export type ApiContext = Koa.ParameterizedContext<ApiState>;

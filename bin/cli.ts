@@ -9,8 +9,9 @@ import { adjustCredits, currentBalance } from '../db/credits.repository';
 import { closeKeyUsage } from '../db/key-usage.repository';
 import { openOrm } from '../db/orm';
 import { loadConfig, type Config } from '../lib/config';
+import { log, setLogLevel } from '../lib/logger';
 import { isTaskQueue, TASK_QUEUES, type TaskQueue } from '../lib/queues';
-import { startApi, startWorkers, temporalAddress } from './runtime';
+import { startApi, startMetricsServer, startWorkers, temporalAddress } from './runtime';
 
 const HELP = `mediasvc — operator CLI of the media processing service
 
@@ -114,9 +115,11 @@ async function serve(config: Config, withApi: boolean, queues: TaskQueue[]): Pro
   // Everything started is stopped in reverse order, on a signal or when start-up fails half way.
   const stops: (() => Promise<void>)[] = [];
   const stopAll = async () => {
-    for (const stop of stops.reverse()) await stop().catch((e: unknown) => console.error('mediasvc: error while stopping:', e));
+    for (const stop of stops.reverse()) await stop().catch((err: unknown) => log.error({ err }, 'error while stopping'));
   };
   try {
+    const metrics = await startMetricsServer(config);
+    if (metrics) stops.push(() => metrics.close());
     const embedded = withApi && queues.length === TASK_QUEUES.length;
     const { address, dev } = embedded ? await temporalAddress(config) : { address: need(config.temporalAddress, 'TEMPORAL_ADDRESS'), dev: null };
     if (dev) stops.push(() => dev.stop());
@@ -135,19 +138,21 @@ async function serve(config: Config, withApi: boolean, queues: TaskQueue[]): Pro
       api && `API on http://${config.host}:${config.port}`,
       workers && `workers for ${queues.join(', ')}`,
       dev && `Temporal dev server on ${dev.address} (UI http://127.0.0.1:${config.temporalUiPort})`,
+      metrics && `metrics on http://${config.metricsHost}:${config.metricsPort}/metrics`,
     ].filter(Boolean);
-    console.log(`mediasvc ready: ${parts.join('; ')}; data in ${config.dataDir}`);
+    log.info({ data_dir: config.dataDir }, `mediasvc ready: ${parts.join('; ')}; data in ${config.dataDir}`);
     const sig = await Promise.race([untilSignal(), workers?.done.then(() => 'workers stopped') ?? new Promise<string>(() => undefined)]);
-    console.log(`mediasvc stopping (${sig})`);
+    log.info(`mediasvc stopping (${sig})`);
   } finally {
     await stopAll();
   }
-  console.log('mediasvc stopped');
+  log.info('mediasvc stopped');
 }
 
 async function main(argv: string[]): Promise<void> {
   const [cmd, sub, ...rest] = argv;
   const config = loadConfig();
+  setLogLevel(config.logLevel);
   const { values, positionals } = parseArgs({
     args: joinNegativeValues(cmd === 'accounts' || cmd === 'keys' ? rest : argv.slice(1)),
     allowPositionals: true,

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/core';
-import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
+import { makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { createApp } from '../api/app';
 import { createApiServer } from '../api/http-server';
 import { JobDispatcher } from '../api/services/job-dispatcher';
@@ -11,9 +11,12 @@ import { serverSecret } from '../db/secrets.repository';
 import { createSpeechServices } from '../engines/speech/services';
 import { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
+import { log } from '../lib/logger';
+import { METRICS_CONTENT_TYPE, metricsText, setBacklogReader } from '../lib/metrics';
 import { FileLinks } from '../lib/file-links';
 import type { TaskQueue } from '../lib/queues';
-import { connectTemporal, createTemporalOrchestrator } from '../workers/temporal-client';
+import { connectTemporal, createTemporalOrchestrator, ensureSearchAttributes, taskQueueBacklog } from '../workers/temporal-client';
+import { TemporalLogForwarder } from '../workers/temporal-logger';
 import { ensureSchedules } from '../workers/schedules';
 import { startDevServer, type DevServer } from '../workers/temporal-dev-server';
 import { createWorkers, runWorkers } from '../workers/workers';
@@ -25,10 +28,41 @@ export interface Running {
 }
 
 let runtimeInstalled = false;
-function quietTemporalRuntime(level: Config['logLevel']): void {
+/** Temporal's logs (core and SDK) into the service's JSON log at LOG_LEVEL; its metrics on TEMPORAL_METRICS_PORT. */
+function installTemporalRuntime(config: Config): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  Runtime.install({ logger: new DefaultLogger(level === 'debug' ? 'DEBUG' : level === 'error' ? 'ERROR' : 'WARN') });
+  const level = config.logLevel === 'debug' ? 'DEBUG' : config.logLevel === 'info' ? 'INFO' : config.logLevel === 'warn' ? 'WARN' : 'ERROR';
+  Runtime.install({
+    logger: new TemporalLogForwarder(),
+    telemetryOptions: {
+      logging: { forward: {}, filter: makeTelemetryFilterString({ core: level, other: level }) },
+      ...(config.temporalMetricsPort ? { metrics: { prometheus: { bindAddress: `${config.metricsHost}:${config.temporalMetricsPort}` } } } : {}),
+    },
+  });
+}
+
+/** This process's /metrics on METRICS_HOST:METRICS_PORT, without a token (bind it where only the scraper reaches). */
+export async function startMetricsServer(config: Config): Promise<{ close(): Promise<void> } | null> {
+  if (!config.metricsPort) return null;
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('only GET /metrics here\n');
+      return;
+    }
+    metricsText().then(
+      (text) => res.writeHead(200, { 'content-type': METRICS_CONTENT_TYPE }).end(text),
+      (err: unknown) => {
+        log.error({ err }, 'metrics could not be collected');
+        res.writeHead(500).end();
+      },
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.metricsPort, config.metricsHost, () => resolve());
+  });
+  return { close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
 /** Starts the embedded dev server unless TEMPORAL_ADDRESS names a cluster. */
@@ -49,8 +83,10 @@ export async function temporalAddress(config: Config): Promise<{ address: string
 export async function startApi(config: Config, orm: MikroORM, address: string): Promise<{ server: http.Server; close(): Promise<void> }> {
   const client = await connectTemporal(address, config.temporalNamespace);
   const secret = await serverSecret(orm.em.fork(), 'file-links');
-  const orchestrator = createTemporalOrchestrator(client, config);
-  const dispatcher = new JobDispatcher(orchestrator, { log: (msg, err) => console.warn(`${msg}: ${err instanceof Error ? err.message : String(err)}`) });
+  const searchAttributes = await ensureSearchAttributes(client, (msg) => log.warn(msg));
+  const orchestrator = createTemporalOrchestrator(client, { ...config, searchAttributes });
+  setBacklogReader(taskQueueBacklog(client));
+  const dispatcher = new JobDispatcher(orchestrator, { log: (msg, err) => log.warn({ err: err instanceof Error ? err.message : String(err) }, msg) });
   const app = createApp({
     orm,
     config,
@@ -78,11 +114,14 @@ export async function startApi(config: Config, orm: MikroORM, address: string): 
 
 /** Starts workers for the given queues against a Temporal address; the control side also owns the schedules. */
 export async function startWorkers(config: Config, queues: TaskQueue[], address: string, orm?: MikroORM): Promise<Running> {
-  quietTemporalRuntime(config.logLevel);
+  installTemporalRuntime(config);
   const connection = await NativeConnection.connect({ address });
   const control = queues.includes('control');
   const client = control ? await connectTemporal(address, config.temporalNamespace) : null;
-  const orchestrator = client ? createTemporalOrchestrator(client, config) : null;
+  // the reconciler starts jobs with the attributes too
+  const searchAttributes = client ? await ensureSearchAttributes(client, (msg) => log.warn(msg)) : false;
+  const orchestrator = client ? createTemporalOrchestrator(client, { ...config, searchAttributes }) : null;
+  if (client) setBacklogReader(taskQueueBacklog(client));
   const workers = await createWorkers(queues, { config, connection, orm, startJob: orchestrator ? (input) => orchestrator.startJob(input) : undefined });
   const done = runWorkers(workers).finally(async () => {
     await connection.close();

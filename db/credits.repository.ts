@@ -137,6 +137,30 @@ export async function currentBalance(em: EntityManager, accountId: string): Prom
   return adjustCredits(em, accountId, 0, 'read');
 }
 
+/**
+ * The monthly top-up for every account still without this month's allowance (run by a Temporal
+ * Schedule at 00:00 UTC on the 1st; a charge or a balance read before it gets there grants it too).
+ * Returns how many accounts were topped up.
+ */
+export async function grantMonthlyAllowances(em: EntityManager, now = new Date()): Promise<number> {
+  let granted = 0;
+  let after = '';
+  for (;;) {
+    const page = await em.fork().find(Account, { id: { $gt: after } }, { orderBy: { id: 'asc' }, limit: 500, fields: ['id'] });
+    if (!page.length) return granted;
+    for (const { id } of page) {
+      if (!(await grantDue(em.fork(), id, now))) continue;
+      // under the account's lock, like every credit movement; the (account, period) index keeps it once
+      await em.fork().transactional(async (tx) => {
+        await lockAccount(tx, id);
+        await ensureMonthlyGrant(tx, id, now);
+      });
+      granted++;
+    }
+    after = page.at(-1)!.id;
+  }
+}
+
 /** Net credits used since `since`, by job type (`info` for metadata reads): charges minus refunds. */
 export async function usageByJobType(em: EntityManager, accountId: string, since: Date): Promise<Record<string, number>> {
   const rows = (await em.getConnection().execute(

@@ -22,7 +22,7 @@ export function listAccountJobs(em: EntityManager, accountId: string, filter: Jo
   return em.find(Job, where as FilterQuery<Job>, { orderBy: { createdAt: 'desc', id: 'desc' }, limit });
 }
 
-export type FailOutcome = { found: false } | { found: true; job: Job; status: 'completed' | 'failed'; refunded: boolean };
+export type FailOutcome = { found: false } | { found: true; job: Job; status: 'completed' | 'failed'; refunded: boolean; /** This call moved the job to failed (false on a retry). */ changed: boolean };
 
 /**
  * Marks a job failed with `errorMessage` and refunds its charge, in one transaction. Idempotent:
@@ -32,8 +32,9 @@ export async function failJobWithRefund(em: EntityManager, jobId: string, errorM
   return em.transactional(async (tx) => {
     const job = await tx.findOne(Job, jobId);
     if (!job) return { found: false } as const;
-    if (job.status === 'completed') return { found: true, job, status: 'completed', refunded: false } as const;
-    if (job.status !== 'failed') {
+    if (job.status === 'completed') return { found: true, job, status: 'completed', refunded: false, changed: false } as const;
+    const changed = job.status !== 'failed';
+    if (changed) {
       job.status = 'failed';
       job.progress = null;
       job.errorMessage = errorMessage;
@@ -41,7 +42,7 @@ export async function failJobWithRefund(em: EntityManager, jobId: string, errorM
       await tx.flush();
     }
     const refunded = await refundJob(tx, job.accountId, job.id, job.creditsCharged);
-    return { found: true, job, status: 'failed', refunded } as const;
+    return { found: true, job, status: 'failed', refunded, changed } as const;
   });
 }
 

@@ -1,6 +1,7 @@
 // Key usage (`last_used_at` and requests per UTC day) is buffered in memory and written in one
 // transaction every KEY_USAGE_FLUSH_MS and on shutdown, instead of two writes per request.
 import type { EntityManager } from '@mikro-orm/core';
+import { log } from '../lib/logger';
 
 /** How often buffered key usage reaches the database. */
 export const KEY_USAGE_FLUSH_MS = 2_000;
@@ -25,7 +26,7 @@ class KeyUsageBuffer {
     p.days.set(day, (p.days.get(day) ?? 0) + 1);
     this.pending.set(keyId, p);
     // unref: a buffer must never keep a process alive; shutdown flushes explicitly
-    this.timer ??= setInterval(() => void this.flush().catch((err: unknown) => console.warn(`key usage not written yet: ${err instanceof Error ? err.message : String(err)}`)), KEY_USAGE_FLUSH_MS).unref();
+    this.timer ??= setInterval(() => void this.flush().catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'key usage not written yet')), KEY_USAGE_FLUSH_MS).unref();
   }
 
   forget(keyId: string): void {

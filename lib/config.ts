@@ -43,6 +43,10 @@ const EnvSchema = z.object({
   DASHBOARD_SESSION_TTL_MINUTES: z.coerce.number().positive().default(720),
   DASHBOARD_SIGN_IN_ATTEMPTS: z.coerce.number().int().min(1).default(10),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').or(z.literal('')).optional(),
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  METRICS_HOST: z.string().default('127.0.0.1'),
+  TEMPORAL_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   JOB_TOOL_NICENESS: z.coerce.number().int().min(0).max(19).default(10),
   RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(15),
   RECONCILE_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
@@ -97,6 +101,13 @@ export type Config = {
   /** How often the reconciler looks for jobs whose workflow was never started, and how old they must be. */
   reconcileIntervalSeconds: number;
   reconcileAfterSeconds: number;
+  /** GET /metrics on the API port answers a bearer of this token (404 without it). */
+  metricsToken: string | undefined;
+  /** A separate listener (METRICS_HOST, default 127.0.0.1) serving this process's /metrics without a token. */
+  metricsPort: number | undefined;
+  metricsHost: string;
+  /** The Temporal SDK's own Prometheus exporter (worker processes), on METRICS_HOST. */
+  temporalMetricsPort: number | undefined;
   /** CPU niceness of jobs' tool processes (yt-dlp, ffmpeg, whisper), so info reads and the API stay responsive. */
   jobToolNiceness: number;
   /** Activities run at once per worker, by queue (QUEUE_CONCURRENCY); the queue table has the defaults. */
@@ -157,6 +168,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     queueConcurrency: e.QUEUE_CONCURRENCY,
     jobToolNiceness: e.JOB_TOOL_NICENESS,
+    metricsToken: e.METRICS_TOKEN || undefined,
+    metricsPort: e.METRICS_PORT,
+    metricsHost: e.METRICS_HOST,
+    temporalMetricsPort: e.TEMPORAL_METRICS_PORT,
     reconcileIntervalSeconds: e.RECONCILE_INTERVAL_SECONDS,
     reconcileAfterSeconds: e.RECONCILE_AFTER_SECONDS,
     whisperPython: e.WHISPER_PYTHON ?? path.join(projectRoot, '.venv/bin/python'),

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createControlActivities } from '../activities/control.activities';
 import { Job } from '../db/job.entity';
-import { chargeCredits } from '../db/credits.repository';
+import { adjustCredits, chargeCredits, grantMonthlyAllowances } from '../db/credits.repository';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';
 import { runActivity } from './helpers/activity-env';
 
@@ -43,6 +43,18 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
       assert.ok(job.completedAt);
       const refunds = (await h.orm.em.getConnection().execute("select count(*) as n from credit_entries where job_id = ? and kind = 'refund'", [jobId])) as { n: number | string }[];
       assert.equal(Number(refunds[0]!.n), 1);
+    });
+
+    it('the monthly top-up (the schedule\'s activity) tops each account up to its allowance once per month', async () => {
+      const { accountId } = await h.newAccount();
+      const full = await h.balance(accountId);
+      await adjustCredits(h.orm.em.fork(), accountId, -10, 'spent');
+      const now = new Date();
+      const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1, 0, 0, 5));
+      assert.ok((await grantMonthlyAllowances(h.orm.em.fork(), nextMonth)) >= 1);
+      assert.equal(await grantMonthlyAllowances(h.orm.em.fork(), nextMonth), 0, 'nothing left to grant that month');
+      const grants = (await h.orm.em.getConnection().execute("select amount, period from credit_entries where account_id = ? and kind = 'grant' order by id", [accountId])) as { amount: number | string; period: string }[];
+      assert.deepEqual(grants.map((g) => [Number(g.amount), g.period]), [[full, now.toISOString().slice(0, 7)], [10, nextMonth.toISOString().slice(0, 7)]]);
     });
 
     it('completeJob stores the result with an expiry, removes scratch files, and is idempotent', async () => {

@@ -1,8 +1,11 @@
 import crypto from 'node:crypto';
 import { Client, Connection, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, defaultPayloadConverter, TimeoutFailure } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { InfoError, jobWorkflowId, type Orchestrator } from '../api/services/orchestrator';
 import { FAILURE_TYPES, type ProgressDetails } from '../lib/jobs';
+import { TASK_QUEUES } from '../lib/queues';
+import { ACCOUNT_ID, JOB_ID, JOB_STATUS, JOB_TYPE, SEARCH_ATTRIBUTES } from '../lib/search-attributes';
 import type { VideoInfo } from '../lib/video-info';
 import type { infoWorkflow, mediaJobWorkflow } from '../workflows';
 
@@ -10,6 +13,51 @@ import type { infoWorkflow, mediaJobWorkflow } from '../workflows';
 export async function connectTemporal(address: string, namespace: string): Promise<Client> {
   const connection = await Connection.connect({ address });
   return new Client({ connection, namespace });
+}
+
+/**
+ * Registers the job search attributes (JobId, AccountId, JobType, JobStatus) on the namespace when
+ * they are missing, as `temporal operator search-attribute create` would. False when they are not
+ * there and cannot be added (no operator rights): jobs then start without them, and still run.
+ */
+export async function ensureSearchAttributes(client: Client, warn: (msg: string) => void): Promise<boolean> {
+  const { connection, options: { namespace } } = client;
+  try {
+    const have = await connection.operatorService.listSearchAttributes({ namespace });
+    const known = new Set([...Object.keys(have.customAttributes ?? {}), ...Object.keys(have.systemAttributes ?? {})]);
+    const missing = SEARCH_ATTRIBUTES.filter((a) => !known.has(a.name));
+    if (!missing.length) return true;
+    const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+    await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: Object.fromEntries(missing.map((a) => [a.name, KEYWORD])) });
+    return true;
+  } catch (err) {
+    warn(`job search attributes are not registered on namespace ${namespace} and could not be added (${(err as Error).message}); jobs start without them. See README, Operating.`);
+    return false;
+  }
+}
+
+/** Tasks waiting per task queue and kind, from the server's stats (cached 5 s: scrapes may be frequent). */
+export function taskQueueBacklog(client: Client): () => Promise<{ queue: string; kind: 'workflow' | 'activity'; backlog: number }[]> {
+  const kinds = [
+    ['workflow', temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW],
+    ['activity', temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY],
+  ] as const;
+  let cached: { at: number; value: Promise<{ queue: string; kind: 'workflow' | 'activity'; backlog: number }[]> } | null = null;
+  const read = async () => {
+    const rows = await Promise.all(
+      TASK_QUEUES.flatMap((queue) =>
+        kinds.map(async ([kind, taskQueueType]) => {
+          const res = await client.connection.workflowService.describeTaskQueue({ namespace: client.options.namespace, taskQueue: { name: queue }, taskQueueType, reportStats: true });
+          return { queue, kind, backlog: Number(res.stats?.approximateBacklogCount ?? 0) };
+        }),
+      ),
+    );
+    return rows;
+  };
+  return () => {
+    if (!cached || Date.now() - cached.at > 5_000) cached = { at: Date.now(), value: read() };
+    return cached.value;
+  };
 }
 
 /** How long a job's live progress read from Temporal is reused. */
@@ -34,7 +82,7 @@ async function describeProgress(client: Client, jobId: string): Promise<number |
 }
 
 /** The API's job engine over a Temporal client; workflows are started by type, so their arguments are checked. */
-export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSeconds: number }): Orchestrator {
+export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSeconds: number; searchAttributes?: boolean }): Orchestrator {
   const orchestrator: Orchestrator = {
     async startJob(input) {
       try {
@@ -42,6 +90,17 @@ export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSe
           taskQueue: 'control',
           workflowId: jobWorkflowId(input.jobId),
           args: [input],
+          memo: { source_url: input.sourceUrl },
+          ...(opts.searchAttributes
+            ? {
+                typedSearchAttributes: [
+                  { key: JOB_ID, value: input.jobId },
+                  { key: JOB_TYPE, value: input.jobType },
+                  { key: JOB_STATUS, value: 'pending' },
+                  ...(input.accountId ? [{ key: ACCOUNT_ID, value: input.accountId }] : []),
+                ],
+              }
+            : {}),
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         });
         return true;
@@ -73,6 +132,10 @@ export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSe
       } catch (err) {
         throw toInfoError(err);
       }
+    },
+
+    async checkReachable() {
+      await client.connection.workflowService.getSystemInfo({});
     },
 
     jobProgress(jobId) {

@@ -3,6 +3,7 @@ import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSo
 import { processEgressProxy } from '../engines/egress/egress-proxy';
 import { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
+import { log } from '../lib/logger';
 import type { MediaJobInput } from '../lib/jobs';
 import type { TaskQueue } from '../lib/queues';
 import { missingActivities } from '../workflows/activity-plan';
@@ -22,8 +23,8 @@ const quietBundlerLogger = {
   trace: () => undefined,
   debug: () => undefined,
   info: () => undefined,
-  warn: (m: string) => console.warn(m),
-  error: (m: string) => console.error(m),
+  warn: (m: string) => log.warn({ component: 'bundler' }, m),
+  error: (m: string) => log.error({ component: 'bundler' }, m),
 };
 
 export interface WorkerDeps {

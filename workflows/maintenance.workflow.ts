@@ -10,3 +10,8 @@ export async function reconcileJobsWorkflow(input: { olderThanSeconds: number })
 export async function sweepStorageWorkflow(): Promise<{ filesRemoved: number }> {
   return control.sweepExpiredOutputs();
 }
+
+/** The monthly credit top-up of every account (1st of the month, 00:00 UTC). */
+export async function grantMonthlyCreditsWorkflow(): Promise<{ granted: number }> {
+  return control.grantMonthlyCredits();
+}

@@ -9,9 +9,12 @@ import {
   patched,
   startChild,
   TimeoutFailure,
+  upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import { ApplicationFailureCategory, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
-import { CANCELLED_MESSAGE, FAILURE_TYPES, type JobEnd, type MediaJobInput } from '../lib/jobs';
+import { CANCELLED_MESSAGE, FAILURE_TYPES, type JobEnd, type JobStatus, type MediaJobInput } from '../lib/jobs';
+import { ACCOUNT_ID, JOB_ID, JOB_STATUS } from '../lib/search-attributes';
 import { control } from './activity-proxies';
 import { runOperation } from './runners';
 import { webhookDeliveryWorkflow } from './webhook-delivery.workflow';
@@ -24,10 +27,16 @@ import { webhookDeliveryWorkflow } from './webhook-delivery.workflow';
 export async function mediaJobWorkflow(input: MediaJobInput): Promise<JobEnd> {
   // Histories recorded before cancellation was handled replay through the earlier lifecycle.
   if (!patched('job-lifecycle-v2')) return lifecycleV1(input);
+  // JobStatus follows the job for operators' queries, on workflows started with the attributes (registered on the cluster)
+  const tracked = patched('job-search-attributes-v1') && workflowInfo().typedSearchAttributes.get(JOB_ID) !== undefined;
+  const setStatus = (status: JobStatus): void => {
+    if (tracked) upsertSearchAttributes([{ key: JOB_STATUS, value: status }]);
+  };
   let end: JobEnd;
   let failure: { message: string; cancelled: boolean } | null = null;
   try {
     await control.markProcessing(input.jobId);
+    setStatus('processing');
     const output = await runOperation(input);
     end = await control.completeJob({ jobId: input.jobId, output });
   } catch (err) {
@@ -37,7 +46,8 @@ export async function mediaJobWorkflow(input: MediaJobInput): Promise<JobEnd> {
     // Refund and notify even when cancelled: these steps must not be cancelled themselves.
     end = await CancellationScope.nonCancellable(() => control.failJob({ jobId: input.jobId, errorMessage }));
   }
-  await CancellationScope.nonCancellable(() => startEventDeliveries(input.jobId, end));
+  setStatus(end.status);
+  await CancellationScope.nonCancellable(() => startEventDeliveries(input.jobId, end, tracked));
   if (end.status === 'completed' || !failure) return end;
   if (failure.cancelled) throw new CancelledFailure(failure.message);
   // Failed jobs show as Failed in the Temporal UI (the user's error is no fault of the service: benign).
@@ -60,7 +70,7 @@ async function lifecycleV1(input: MediaJobInput): Promise<JobEnd> {
 }
 
 /** One child workflow per target, not awaited; its id is stable per (job, event, target), so a retried parent starts no duplicate. */
-async function startEventDeliveries(jobId: string, end: JobEnd): Promise<void> {
+async function startEventDeliveries(jobId: string, end: JobEnd, tracked = false): Promise<void> {
   const event = end.status === 'completed' ? 'job.completed' : 'job.failed';
   const plan = await control.planJobEvent({ jobId, event });
   for (const target of plan.targets) {
@@ -72,6 +82,7 @@ async function startEventDeliveries(jobId: string, end: JobEnd): Promise<void> {
         parentClosePolicy: ParentClosePolicy.ABANDON,
         // also after the first delivery has finished: the id may never run twice
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        ...(tracked ? { typedSearchAttributes: [{ key: JOB_ID, value: jobId }, { key: ACCOUNT_ID, value: plan.accountId }] } : {}),
         args: [{ deliveryId, accountId: plan.accountId, webhookId: target.webhookId, url: target.url, event, jobId, body: plan.body, scheduleMs: plan.scheduleMs }],
       });
     } catch (err) {

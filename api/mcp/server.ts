@@ -16,6 +16,7 @@ import { ProtocolError, RESOURCE_NOT_FOUND } from './protocol-error';
 import { PACKAGE_VERSION } from './package-version';
 import { listResources, readResource, RESOURCE_TEMPLATES } from './resources';
 import { TOOLS, TOOLS_BY_NAME, type ToolCall } from './tools';
+import { log } from '../../lib/logger';
 
 const INSTRUCTIONS =
   'Media tools for video and audio at URLs: metadata, downloads, previews, fingerprints, transcripts, translations and comments. ' +
@@ -26,7 +27,7 @@ const INSTRUCTIONS =
 /** A DomainError as an error result with REST's detail sentence (MCP: tool errors are results, not protocol errors). */
 function toolError(err: unknown, tool: string): CallToolResult {
   if (!(err instanceof DomainError)) {
-    console.error(`MCP tool ${tool} failed`, err);
+    log.error({ err, tool }, 'MCP tool failed');
     return { isError: true, content: [{ type: 'text', text: `Internal error while running ${tool}; the call was not completed. Try again, and contact support if it persists.` }] };
   }
   const status = STATUS_OF[err.kind];

@@ -5,6 +5,7 @@ import { DomainError } from '../../lib/errors';
 import type { VideoInfo } from '../../lib/video-info';
 import type { ApiDeps } from '../context';
 import { assertReachable } from './jobs.service';
+import { creditsCharged } from '../../lib/metrics';
 import { InfoError } from './orchestrator';
 
 export const INFO_COST = 1;
@@ -25,5 +26,6 @@ export async function readVideoInfo(em: EntityManager, deps: Pick<ApiDeps, 'orch
     throw new DomainError('upstream', `The source could not be read: ${err.message}`);
   }
   await chargeCredits(em, account.id, INFO_COST, 'an info call', async () => ({ jobId: null, value: null }));
+  creditsCharged.inc({ for: 'info' }, INFO_COST);
   return info;
 }

@@ -10,6 +10,8 @@ import { checkUrlAddress } from '../../engines/egress/address-check';
 import { DomainError } from '../../lib/errors';
 import type { FileLinks } from '../../lib/file-links';
 import type { JobType, MediaJobInput } from '../../lib/jobs';
+import { log } from '../../lib/logger';
+import { creditsCharged, jobsCreated } from '../../lib/metrics';
 import { OPERATIONS } from '../../lib/operations';
 import type { ApiDeps } from '../context';
 import { afterCursor, page } from '../cursor';
@@ -65,6 +67,9 @@ export async function createJob(em: EntityManager, deps: ApiDeps, account: Accou
   // The committed row is the outbox entry: the dispatcher starts its workflow now, and the reconciler
   // (a Temporal Schedule) starts it later if this process dies first. The caller never waits on Temporal.
   deps.dispatcher.dispatch({ jobId, jobType, sourceUrl: params.url, params, accountId: account.id } as MediaJobInput);
+  jobsCreated.inc({ type: jobType });
+  creditsCharged.inc({ for: jobType }, cost);
+  log.info({ job_id: jobId, job_type: jobType, account_id: account.id, status: 'pending', credits: cost }, 'job created');
   return { job_id: job.id, status: 'pending', credits_charged: job.creditsCharged, job_type: job.jobType, created_at: job.createdAt.toISOString() };
 }
 

@@ -26,6 +26,8 @@ export interface Orchestrator {
    * Resolves false when the workflow had already ended.
    */
   cancelJob(input: MediaJobInput): Promise<boolean>;
+  /** Resolves when the job engine answers (readiness); rejects with why not. */
+  checkReachable(): Promise<void>;
   /** Live progress (0..100) from the running activity's heartbeat, or null when unknown. */
   jobProgress(jobId: string): Promise<number | null>;
 }

@@ -1,6 +1,7 @@
 // Records real workflow histories for the replay test (test/replay.test.ts): a completed download,
 // a failed download, a download with a webhook delivery (retried once) and an info read, run on the real dev server with real yt-dlp, ffmpeg and SQLite.
-// Re-record after an intentional, versioned workflow change: npm run record-histories
+// Re-record after an intentional, versioned workflow change: npm run record-histories. New files get
+// the RECORD_TAG suffix, so the histories of earlier versions stay and keep being replayed.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,7 +15,7 @@ import { openOrm } from '../../db/orm';
 import { loadConfig, projectRoot } from '../../lib/config';
 import type { MediaJobInput } from '../../lib/jobs';
 import type { DownloadParams } from '../../lib/operations';
-import { connectTemporal } from '../../workers/temporal-client';
+import { connectTemporal, createTemporalOrchestrator } from '../../workers/temporal-client';
 import { startDevServer } from '../../workers/temporal-dev-server';
 import { createWorkers } from '../../workers/workers';
 import { startFixturePlatform } from '../helpers/fixture-platform';
@@ -30,27 +31,35 @@ async function main(): Promise<void> {
   const config = loadConfig({ DATA_DIR: dataDir, ALLOW_PRIVATE_NETWORK: '1', WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,2,4,6' });
   const orm = await openOrm(config, { migrate: true });
   const connection = await NativeConnection.connect({ address: dev.address });
-  const workers = await createWorkers(['control', 'media-fetch', 'media-process'], { config, connection, orm });
+  const workers = await createWorkers(['control', 'media-info', 'media-fetch', 'media-process'], { config, connection, orm });
   const running = Promise.all(workers.map((w) => w.run()));
   const client = await connectTemporal(dev.address, 'default');
   const account = await createAccount(orm.em.fork(), 'recorder', 'business');
   const outDir = path.join(projectRoot, 'test/histories');
+  // v3: a source read once (source-once-v1), search attributes and memo (job-search-attributes-v1), info on media-info
+  const tag = process.env.RECORD_TAG ?? 'v3';
+  // started as the API starts jobs: with the search attributes (the dev server registers them) and the memo
+  const orchestrator = createTemporalOrchestrator(client, { infoTimeoutSeconds: 60, searchAttributes: true });
   // The CLI writes the canonical proto3 JSON that Worker.runReplayHistories reads.
   const save = (name: string, workflowId: string) =>
-    fs.writeFileSync(path.join(outDir, `${name}.json`), execFileSync(TEMPORAL_CLI, ['workflow', 'show', '--workflow-id', workflowId, '--address', dev.address, '--output', 'json']));
+    fs.writeFileSync(path.join(outDir, `${name}-${tag}.json`), execFileSync(TEMPORAL_CLI, ['workflow', 'show', '--workflow-id', workflowId, '--address', dev.address, '--output', 'json']));
 
-  async function download(name: string, params: Partial<DownloadParams> & { url: string }): Promise<string> {
-    const jobId = crypto.randomUUID();
-    const full: DownloadParams = { quality: 'best', format: null, clip_start: null, clip_end: null, processing: null, webhook_url: null, ...params };
-    await chargeCredits(orm.em.fork(), account.id, 1, 'download', async (tx) => {
-      tx.create(Job, { id: jobId, accountId: account.id, jobType: 'download', status: 'pending', sourceUrl: full.url, parameters: { ...full }, creditsCharged: 1, resultData: null, webhookUrl: full.webhook_url, createdAt: new Date() });
+  async function run(name: string, input: MediaJobInput): Promise<string> {
+    const { jobId } = input;
+    await chargeCredits(orm.em.fork(), account.id, 1, input.jobType, async (tx) => {
+      tx.create(Job, { id: jobId, accountId: account.id, jobType: input.jobType, status: 'pending', sourceUrl: input.sourceUrl, parameters: { ...input.params }, creditsCharged: 1, resultData: null, webhookUrl: input.params.webhook_url ?? null, createdAt: new Date() });
       return { jobId, value: null };
     });
-    const input: MediaJobInput = { jobId, jobType: 'download', sourceUrl: full.url, params: full };
-    const handle = await client.workflow.start('mediaJobWorkflow', { taskQueue: 'control', workflowId: `job-${jobId}`, args: [input] });
-    console.log(name, await handle.result());
+    await orchestrator.startJob(input);
+    const handle = client.workflow.getHandle(`job-${jobId}`);
+    console.log(name, await handle.result().catch((err: Error) => `failed: ${err.message}`));
     save(name, handle.workflowId);
     return jobId;
+  }
+
+  function download(name: string, params: Partial<DownloadParams> & { url: string }): Promise<string> {
+    const full: DownloadParams = { quality: 'best', format: null, clip_start: null, clip_end: null, processing: null, webhook_url: null, ...params };
+    return run(name, { jobId: crypto.randomUUID(), jobType: 'download', sourceUrl: full.url, params: full, accountId: account.id });
   }
 
   await download('download-completed', { url: fx.url('/hls/master.m3u8'), quality: '720p', format: 'mp4' });
@@ -63,7 +72,10 @@ async function main(): Promise<void> {
   console.log('webhook-delivery', await child.result());
   save('webhook-delivery', child.workflowId);
   await rx.close();
-  const info = await client.workflow.start('infoWorkflow', { taskQueue: 'control', workflowId: `info-${crypto.randomUUID()}`, args: [fx.url('/watch/trailer')] });
+  // a thumbnail seeks in the source through the egress proxy instead of downloading it
+  const thumbUrl = fx.url('/media/v720.mp4');
+  await run('preview-thumbnail', { jobId: crypto.randomUUID(), jobType: 'preview', sourceUrl: thumbUrl, params: { url: thumbUrl, preview_type: 'thumbnail', timestamp: null, start: null, duration: null, width: 640, columns: null, rows: null, fps: null, webhook_url: null }, accountId: account.id });
+  const info = await client.workflow.start('infoWorkflow', { taskQueue: 'media-info', workflowId: `info-${crypto.randomUUID()}`, args: [fx.url('/watch/trailer')] });
   await info.result();
   save('info', info.workflowId);
 

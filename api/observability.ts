@@ -1,0 +1,108 @@
+// Request ids, the access log and HTTP metrics (outermost middleware), and the operator endpoints
+// /readyz and /metrics.
+import crypto from 'node:crypto';
+import Router from '@koa/router';
+import type Koa from 'koa';
+import { z } from 'zod';
+import { DomainError } from '../lib/errors';
+import { log } from '../lib/logger';
+import { httpDuration, httpRequests, METRICS_CONTENT_TYPE, metricsText } from '../lib/metrics';
+import type { ApiDeps, ApiState } from './context';
+import { json, registry } from './openapi';
+
+/** A client's X-Request-Id is kept when it is a plain token; anything else is replaced. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Polled by probes and scrapers: their access lines are debug, not info. */
+const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
+
+/** The route pattern, never the raw path (ids and file-link tokens stay out of labels and logs). */
+function routeOf(ctx: Koa.ParameterizedContext<ApiState>): string {
+  const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+  if (typeof matched === 'string') return matched;
+  if (ctx.path === '/dashboard' || ctx.path.startsWith('/dashboard/')) return '/dashboard';
+  return 'unmatched';
+}
+
+/** Outermost: sets X-Request-Id, then writes one access-log line and the HTTP metrics once the response is settled. */
+export function accessLog(): Koa.Middleware<ApiState> {
+  return async (ctx, next) => {
+    const start = performance.now();
+    const given = ctx.get('X-Request-Id');
+    const requestId = REQUEST_ID.test(given) ? given : crypto.randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    try {
+      await next();
+    } finally {
+      const seconds = (performance.now() - start) / 1000;
+      const route = routeOf(ctx);
+      httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
+      httpDuration.observe({ method: ctx.method, route }, seconds);
+      const line = {
+        req_id: requestId,
+        method: ctx.method,
+        route,
+        status: ctx.status,
+        ms: Math.round(seconds * 10_000) / 10,
+        account_id: ctx.state.account?.id,
+        key_prefix: ctx.state.apiKey?.prefix,
+      };
+      if (PROBES.has(ctx.path)) log.debug(line, 'request');
+      else log.info(line, 'request');
+    }
+  };
+}
+
+const ReadySchema = z.object({
+  status: z.enum(['ok', 'unavailable']),
+  database: z.string().meta({ description: '"ok", or why the database is not reachable' }),
+  temporal: z.string().meta({ description: '"ok", or why the Temporal frontend is not reachable' }),
+});
+
+registry.registerPath({
+  method: 'get',
+  path: '/readyz',
+  operationId: 'ready',
+  summary: 'Readiness: the database and Temporal answer (never rate-limited)',
+  security: [],
+  responses: {
+    200: { description: 'Ready to serve', ...json(ReadySchema) },
+    503: { description: 'A dependency is not reachable', ...json(ReadySchema) },
+  },
+});
+
+async function probe(check: () => Promise<unknown>, timeoutMs: number): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([check(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)))]);
+    return 'ok';
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** /readyz (database and Temporal) and, when METRICS_TOKEN is set, /metrics for a bearer of that token. */
+export function operatorRoutes(deps: Pick<ApiDeps, 'orm' | 'orchestrator' | 'config'>): Router<ApiState> {
+  const router = new Router<ApiState>();
+  router.get('/readyz', async (ctx) => {
+    const [database, temporal] = await Promise.all([
+      probe(() => deps.orm.em.fork().getConnection().execute('select 1'), 2000),
+      probe(() => deps.orchestrator.checkReachable(), 2000),
+    ]);
+    const ok = database === 'ok' && temporal === 'ok';
+    ctx.status = ok ? 200 : 503;
+    ctx.body = { status: ok ? 'ok' : 'unavailable', database, temporal };
+  });
+  router.get('/metrics', async (ctx) => {
+    const token = deps.config.metricsToken;
+    if (!token) throw DomainError.notFound('Metrics are not served on this port: set METRICS_TOKEN, or read them on METRICS_PORT');
+    const given = Buffer.from(ctx.get('Authorization'));
+    const want = Buffer.from(`Bearer ${token}`);
+    if (given.length !== want.length || !crypto.timingSafeEqual(given, want)) throw new DomainError('unauthenticated', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>');
+    ctx.type = METRICS_CONTENT_TYPE;
+    ctx.body = await metricsText();
+  });
+  return router;
+}

@@ -1,0 +1,49 @@
+// The service's Prometheus metrics (prom-client), one registry per process: the API serves it at
+// GET /metrics (METRICS_TOKEN) and every process on METRICS_PORT. Worker-side counters (jobs ended,
+// refunds, webhook deliveries) live in the process that runs the control queue.
+import client from 'prom-client';
+
+export const registry = new client.Registry();
+client.collectDefaultMetrics({ register: registry, prefix: 'mediasvc_process_' });
+
+const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const JOB_SECONDS = [1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200];
+
+export const httpRequests = new client.Counter({ name: 'mediasvc_http_requests_total', help: 'HTTP requests answered, by method, route pattern and status', labelNames: ['method', 'route', 'status'] as const, registers: [registry] });
+export const httpDuration = new client.Histogram({ name: 'mediasvc_http_request_duration_seconds', help: 'Time to answer an HTTP request, by method and route pattern', labelNames: ['method', 'route'] as const, buckets: SECONDS, registers: [registry] });
+
+export const jobsCreated = new client.Counter({ name: 'mediasvc_jobs_created_total', help: 'Jobs accepted (202), by type', labelNames: ['type'] as const, registers: [registry] });
+export const jobsCompleted = new client.Counter({ name: 'mediasvc_jobs_completed_total', help: 'Jobs that completed, by type', labelNames: ['type'] as const, registers: [registry] });
+export const jobsFailed = new client.Counter({ name: 'mediasvc_jobs_failed_total', help: 'Jobs that failed (and were refunded), by type', labelNames: ['type'] as const, registers: [registry] });
+export const jobDuration = new client.Histogram({ name: 'mediasvc_job_duration_seconds', help: 'From creation to completion or failure, by type and final status', labelNames: ['type', 'status'] as const, buckets: JOB_SECONDS, registers: [registry] });
+
+export const creditsCharged = new client.Counter({ name: 'mediasvc_credits_charged_total', help: 'Credits charged, by what for (a job type, or info)', labelNames: ['for'] as const, registers: [registry] });
+export const creditsRefunded = new client.Counter({ name: 'mediasvc_credits_refunded_total', help: 'Credits refunded for failed jobs, by job type', labelNames: ['for'] as const, registers: [registry] });
+
+export const webhookDeliveries = new client.Counter({ name: 'mediasvc_webhook_delivery_attempts_total', help: 'Webhook delivery attempts, by event and outcome: delivered, retry (another attempt is scheduled), exhausted (the last attempt failed), failed (410 Gone or the endpoint was deleted)', labelNames: ['event', 'outcome'] as const, registers: [registry] });
+export const webhookLatency = new client.Histogram({ name: 'mediasvc_webhook_delivery_seconds', help: 'Time a receiver took to answer a delivery attempt', labelNames: ['event'] as const, buckets: SECONDS, registers: [registry] });
+
+type BacklogReader = () => Promise<{ queue: string; kind: 'workflow' | 'activity'; backlog: number }[]>;
+let backlogReader: BacklogReader | null = null;
+/** Where the queue backlog gauge reads from (Temporal's task queue stats); set by a process with a Temporal client. */
+export function setBacklogReader(read: BacklogReader): void {
+  backlogReader = read;
+}
+
+new client.Gauge({
+  name: 'mediasvc_queue_backlog',
+  help: 'Tasks waiting on each Temporal task queue (approximate, from the server), by queue and kind',
+  labelNames: ['queue', 'kind'] as const,
+  registers: [registry],
+  async collect() {
+    if (!backlogReader) return;
+    this.reset();
+    for (const row of await backlogReader().catch(() => [])) this.set({ queue: row.queue, kind: row.kind }, row.backlog);
+  },
+});
+
+/** The Prometheus text exposition of this process's metrics. */
+export function metricsText(): Promise<string> {
+  return registry.metrics();
+}
+export const METRICS_CONTENT_TYPE = registry.contentType;
