@@ -22,13 +22,21 @@ export async function connectTemporal(address: string, namespace: string): Promi
  */
 export async function ensureSearchAttributes(client: Client, warn: (msg: string) => void): Promise<boolean> {
   const { connection, options: { namespace } } = client;
-  try {
+  const missing = async () => {
     const have = await connection.operatorService.listSearchAttributes({ namespace });
     const known = new Set([...Object.keys(have.customAttributes ?? {}), ...Object.keys(have.systemAttributes ?? {})]);
-    const missing = SEARCH_ATTRIBUTES.filter((a) => !known.has(a.name));
-    if (!missing.length) return true;
+    return SEARCH_ATTRIBUTES.filter((a) => !known.has(a.name));
+  };
+  try {
+    const absent = await missing();
+    if (!absent.length) return true;
     const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
-    await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: Object.fromEntries(missing.map((a) => [a.name, KEYWORD])) });
+    try {
+      await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: Object.fromEntries(absent.map((a) => [a.name, KEYWORD])) });
+    } catch (err) {
+      // another process (an API beside a control worker) may have added them at the same moment
+      if ((await missing()).length) throw err;
+    }
     return true;
   } catch (err) {
     warn(`job search attributes are not registered on namespace ${namespace} and could not be added (${(err as Error).message}); jobs start without them. See README, Operating.`);
