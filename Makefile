@@ -38,6 +38,6 @@ bench-speech: build
 bench: build
 	@node dist/test/bench/index.js
 
-# Media jobs end to end vs the bare ffmpeg / yt-dlp commands (medians over BENCH_ROUNDS interleaved rounds; BENCH_ONLY=regex picks rows).
+# Only the media rows of make bench: jobs end to end vs the bare ffmpeg / yt-dlp commands.
 bench-media: build
-	@node dist/test/bench/media.bench.js
+	@BENCH_ROWS='^media' node dist/test/bench/index.js

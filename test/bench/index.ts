@@ -41,7 +41,8 @@ async function main(): Promise<void> {
   execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25', '-f', 'lavfi', '-i', 'sine=frequency=440', '-t', '10', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', path.join(filesDir, 'clip10.mp4')]);
   const files = await serveFiles(filesDir);
 
-  const stack = await startServeStack({ name: 'benchapi', plan: 'enterprise', env: { LOG_LEVEL: 'warn' } });
+  // the default LOG_LEVEL (info): access and job lines are part of what a request costs
+  const stack = await startServeStack({ name: 'benchapi', plan: 'enterprise', env: { WHISPER_AUTO_DOWNLOAD: '' } });
   const orm = await openOrm({ databaseUrl: undefined, sqlitePath: path.join(stack.dataDir, 'mediasvc.sqlite') });
   const connection = await Connection.connect({ address: `127.0.0.1:${stack.env.TEMPORAL_DEV_PORT}` });
   const temporal = new Client({ connection, namespace: 'default' });
