@@ -15,7 +15,7 @@ tools:
 	@bash scripts/install-tools.sh
 
 build: tools
-	@rm -rf dist && npx tsc -p tsconfig.json
+	@rm -rf dist && npx tsc -p tsconfig.json && node dist/bin/bundle-workflows.js
 
 lint: build
 	@npx eslint .

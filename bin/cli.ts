@@ -13,6 +13,12 @@ import { log, setLogLevel } from '../lib/logger';
 import { isTaskQueue, TASK_QUEUES, type TaskQueue } from '../lib/queues';
 import { startApi, startMetricsServer, startWorkers, temporalAddress } from './runtime';
 
+// glibc read MALLOC_ARENA_MAX at start; children (ffmpeg, yt-dlp, Whisper) run with glibc's default
+if (process.env.MEDIASVC_DEFAULT_ARENAS) {
+  delete process.env.MALLOC_ARENA_MAX;
+  delete process.env.MEDIASVC_DEFAULT_ARENAS;
+}
+
 const HELP = `mediasvc — operator CLI of the media processing service
 
 Usage: bin/mediasvc <command> [options]

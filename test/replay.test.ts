@@ -22,4 +22,11 @@ describe('replay of recorded workflow histories', () => {
     }
     assert.equal(count, files.length);
   });
+
+  it('uses the bundle make build wrote (current with the compiled workflows), not webpack at start', async () => {
+    const bundle = await workflowBundle();
+    assert.ok('codePath' in bundle, 'workers load dist/workflow-bundle.js');
+    assert.equal(bundle.codePath, path.join(projectRoot, 'dist/workflow-bundle.js'));
+    assert.match(fs.readFileSync(bundle.codePath, 'utf8'), /mediaJobWorkflow/);
+  });
 });

@@ -1,31 +1,16 @@
 import type { MikroORM } from '@mikro-orm/core';
-import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { processEgressProxy } from '../engines/egress/egress-proxy';
 import { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
-import { log } from '../lib/logger';
 import type { MediaJobInput } from '../lib/jobs';
 import type { TaskQueue } from '../lib/queues';
 import { missingActivities } from '../workflows/activity-plan';
 import { ActivityOutcomeInterceptor } from './activity-outcome.interceptor';
 import { QUEUE_TABLE, type QueueDeps, type QueueSpec } from './queues';
+import { workflowBundle } from './workflow-bundle';
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | null = null;
-
-/** The workflow bundle, built once per process. */
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: quietBundlerLogger });
-  return bundle;
-}
-
-const quietBundlerLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (m: string) => log.warn({ component: 'bundler' }, m),
-  error: (m: string) => log.error({ component: 'bundler' }, m),
-};
+export { workflowBundle } from './workflow-bundle';
 
 export interface WorkerDeps {
   config: Config;

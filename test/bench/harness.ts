@@ -167,7 +167,7 @@ export async function closedLoop(concurrency: number, seconds: number, fn: () =>
 }
 
 /** The processes of group `pgid` (pid, command name), read from /proc; one that ends while read is skipped. */
-function groupProcesses(pgid: number): { pid: string; comm: string }[] {
+export function groupProcesses(pgid: number): { pid: string; comm: string }[] {
   const out: { pid: string; comm: string }[] = [];
   for (const pid of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;

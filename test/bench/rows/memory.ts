@@ -1,14 +1,61 @@
-// Resident memory of the whole idle `serve` tree (API, workers, embedded Temporal), summed over its process group.
-import { fmt, groupRss, type BenchRow } from '../harness';
+// Resident memory of the whole `serve` tree (API, workers, embedded Temporal), summed over its process
+// group: once freshly started and settled (the goal's "idle"), and at the start of each round, after
+// the previous rounds' load.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { fmt, groupProcesses, groupRss, median, type BenchRow } from '../harness';
+
+const SETTLE_S = 30;
+let fresh: { total: number; parts: string } | null = null;
+const perRound: number[] = [];
+
+/** Seconds since the process started. */
+function uptime(pid: number): number {
+  return Number(execFileSync('ps', ['-o', 'etimes=', '-p', String(pid)], { encoding: 'utf8' }).trim());
+}
+
+/** RSS of each process of the group, by command name. */
+function parts(pgid: number): string {
+  return groupProcesses(pgid)
+    .map(({ pid, comm }) => ({ comm, bytes: rssOf(pid) }))
+    .filter((p) => p.bytes > 0)
+    .map((p) => `${p.comm} ${fmt.mb(p.bytes)}`)
+    .join(', ');
+}
+
+function rssOf(pid: string): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
 
 const row: BenchRow = {
   name: 'idle memory',
   order: 0,
+  async setup(ctx) {
+    const pid = ctx.stack.svc.child.pid!;
+    // idle = started, its start-up garbage collected: at least SETTLE_S after start, nothing submitted yet
+    const wait = SETTLE_S - uptime(pid);
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait * 1000));
+    const samples: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      samples.push(groupRss(pid).bytes);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    fresh = { total: median(samples), parts: parts(pid) };
+  },
   async measure(ctx) {
     const { bytes, processes } = groupRss(ctx.stack.svc.child.pid!);
+    perRound.push(bytes);
     return { rss: bytes, processes };
   },
-  report: (m) => [{ what: `Memory, whole idle \`serve\` tree (${m.processes} processes)`, product: fmt.mb(m.rss!), peer: '', ratio: '' }],
+  report: () => [
+    ...(fresh ? [{ what: `Memory, idle \`serve\` tree, freshly started (${SETTLE_S} s after start; ${fresh.parts})`, product: fmt.mb(fresh.total), peer: '', ratio: '' }] : []),
+    { what: 'Memory at the start of each round (after the previous rounds\' load)', product: perRound.map((b) => fmt.mb(b)).join(' / '), peer: '', ratio: '' },
+  ],
 };
 
 export const rows = [row];
