@@ -28,6 +28,8 @@ async function seedLedger(ctx: BenchContext, accountId: string, n: number): Prom
       'run',
     );
   }
+  // fold the seed's write-ahead log into the database now, not during the first round's requests
+  await conn.execute('pragma wal_checkpoint(TRUNCATE)', [], 'run');
 }
 
 /** Ends the runs' workflows and marks their jobs failed, so they cost the next rows nothing. */
@@ -63,7 +65,7 @@ async function discard(ctx: BenchContext, jobIds: string[]): Promise<void> {
   }
 }
 
-async function creates(ctx: BenchContext, accountId: string): Promise<{ perSecond: number; p50: number; other: number }> {
+async function creates(ctx: BenchContext, accountId: string, seconds = ctx.seconds): Promise<{ perSecond: number; p50: number; other: number }> {
   const keys = await Promise.all(Array.from({ length: CONNECTIONS }, () => ctx.newKey(accountId)));
   const ids: string[] = [];
   const body = JSON.stringify({ url: ctx.files.url('clip10.mp4') });
@@ -71,7 +73,7 @@ async function creates(ctx: BenchContext, accountId: string): Promise<{ perSecon
     url: `${ctx.stack.base}/v1/fingerprint`,
     method: 'POST',
     connections: CONNECTIONS,
-    seconds: ctx.seconds,
+    seconds,
     headers: (i) => ({ authorization: `Bearer ${keys[i]}` }),
     body: () => body,
     onResponse: (status, text) => {
@@ -80,7 +82,7 @@ async function creates(ctx: BenchContext, accountId: string): Promise<{ perSecon
   });
   await discard(ctx, ids);
   const accepted = res.statuses[202] ?? 0;
-  return { perSecond: accepted / ctx.seconds, p50: res.p50Ms, other: res.requests - accepted };
+  return { perSecond: accepted / seconds, p50: res.p50Ms, other: res.requests - accepted };
 }
 
 const row: BenchRow = {
@@ -93,6 +95,9 @@ const row: BenchRow = {
     await seedLedger(ctx, bigAccount, LEDGER_ROWS);
     console.log(`creates: seeded ${LEDGER_ROWS.toLocaleString('en')} ledger rows in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     peer = await startPeer('bare-koa.js', ['insert', path.join(ctx.work, 'peer-insert.sqlite')]);
+    // unmeasured warm-up (JIT, first workflow starts), like the job read's
+    await creates(ctx, ctx.stack.accountId, 2);
+    await ctx.quiesce();
   },
   async measure(ctx) {
     const fresh = await creates(ctx, ctx.stack.accountId);
