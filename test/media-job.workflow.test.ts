@@ -10,7 +10,7 @@ import type { WebhookActivities } from '../activities/webhook.activities';
 import type { SourceActivities } from '../activities/source.activities';
 import type { DownloadActivities } from '../activities/download.activities';
 import { FAILURE_TYPES, type JobEnd, type MediaJobInput } from '../lib/jobs';
-import { workflowBundle } from '../workers/workers';
+import { workflowBundle } from '../workers/workflow-bundle';
 import { DRIVEN_WORKFLOW_OPTIONS, driveToCompletion, timeSkippingEnv } from './helpers/temporal';
 
 type Calls = { name: string; args: unknown[] }[];

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { projectRoot } from '../lib/config';
-import { workflowBundle } from '../workers/workers';
+import { workflowBundle } from '../workers/workflow-bundle';
 import { quietRuntime } from './helpers/temporal';
 
 const DIR = path.join(projectRoot, 'test/histories');

@@ -13,7 +13,7 @@ import { WebhookDelivery, WebhookEndpoint } from '../db/webhook.entity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES, type MediaJobInput } from '../lib/jobs';
 import type { WebhookDeliveryInput } from '../workflows/webhook-delivery.workflow';
-import { workflowBundle } from '../workers/workers';
+import { workflowBundle } from '../workers/workflow-bundle';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';
 import { DRIVEN_WORKFLOW_OPTIONS, driveToCompletion, timeSkippingEnv } from './helpers/temporal';
 import { startReceiver, type Receiver } from './helpers/webhook-receiver';

@@ -10,8 +10,6 @@ import { ActivityOutcomeInterceptor } from './activity-outcome.interceptor';
 import { QUEUE_TABLE, type QueueDeps, type QueueSpec } from './queues';
 import { workflowBundle } from './workflow-bundle';
 
-export { workflowBundle } from './workflow-bundle';
-
 export interface WorkerDeps {
   config: Config;
   connection: NativeConnection;

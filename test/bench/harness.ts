@@ -183,22 +183,20 @@ export function groupProcesses(pgid: number): { pid: string; comm: string }[] {
   return out;
 }
 
+/** Resident memory (bytes) of one process; null when it ended while read. */
+export function processRss(pid: string): number | null {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null; // the process ended while we read it
+  }
+}
+
 /** Resident memory (bytes) summed over every process of the process group `pgid`. */
 export function groupRss(pgid: number): { bytes: number; processes: number } {
-  let bytes = 0;
-  let processes = 0;
-  for (const { pid } of groupProcesses(pgid)) {
-    try {
-      const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-      if (m) {
-        bytes += Number(m[1]) * 1024;
-        processes++;
-      }
-    } catch {
-      // the process ended while we read it
-    }
-  }
-  return { bytes, processes };
+  const each = groupProcesses(pgid).map(({ pid }) => processRss(pid)).filter((b): b is number => b !== null);
+  return { bytes: each.reduce((a, b) => a + b, 0), processes: each.length };
 }
 
 /** Processes of the group other than the named long-lived ones (tools that jobs are running). */

@@ -3,11 +3,17 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Job } from '../../../db/job.entity';
-import { fmt, load, startPeer, type BenchRow } from '../harness';
+import { fmt, load, startPeer, type BenchContext, type BenchRow, type LoadResult } from '../harness';
 
 const CONNECTIONS = 8;
 let jobId = '';
 let peer: Awaited<ReturnType<typeof startPeer>> | null = null;
+
+/** GET of the job at CONNECTIONS connections, each with a fresh key of its own. */
+async function readLoad(ctx: BenchContext, seconds: number): Promise<LoadResult> {
+  const keys = await Promise.all(Array.from({ length: CONNECTIONS }, () => ctx.newKey()));
+  return load({ url: `${ctx.stack.base}/v1/jobs/${jobId}`, connections: CONNECTIONS, seconds, headers: (i) => ({ authorization: `Bearer ${keys[i]}` }) });
+}
 
 const row: BenchRow = {
   name: 'job read',
@@ -40,12 +46,10 @@ const row: BenchRow = {
     fs.writeFileSync(file, JSON.stringify(res.body));
     peer = await startPeer('bare-koa.js', ['json', file]);
     // unmeasured warm-up, so the first round does not time the JIT compiling the request path
-    const keys = await Promise.all(Array.from({ length: CONNECTIONS }, () => ctx.newKey()));
-    await load({ url: `${ctx.stack.base}/v1/jobs/${jobId}`, connections: CONNECTIONS, seconds: 2, headers: (i) => ({ authorization: `Bearer ${keys[i]}` }) });
+    await readLoad(ctx, 2);
   },
   async measure(ctx) {
-    const keys = await Promise.all(Array.from({ length: CONNECTIONS }, () => ctx.newKey()));
-    const product = await load({ url: `${ctx.stack.base}/v1/jobs/${jobId}`, connections: CONNECTIONS, seconds: ctx.seconds, headers: (i) => ({ authorization: `Bearer ${keys[i]}` }) });
+    const product = await readLoad(ctx, ctx.seconds);
     const bare = await load({ url: `http://127.0.0.1:${peer!.port}/v1/jobs/${jobId}`, connections: CONNECTIONS, seconds: ctx.seconds });
     const ok = product.statuses[200] ?? 0;
     return { rps: ok / ctx.seconds, p50: product.p50Ms, p99: product.p99Ms, non200: product.requests - ok, bareRps: bare.rps, bareP50: bare.p50Ms, bareP99: bare.p99Ms };

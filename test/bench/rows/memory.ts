@@ -2,8 +2,7 @@
 // group: once freshly started and settled (the goal's "idle"), and at the start of each round, after
 // the previous rounds' load.
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import { fmt, groupProcesses, groupRss, median, type BenchRow } from '../harness';
+import { fmt, groupProcesses, groupRss, median, processRss, type BenchRow } from '../harness';
 
 const SETTLE_S = 30;
 let fresh: { total: number; parts: string } | null = null;
@@ -17,19 +16,10 @@ function uptime(pid: number): number {
 /** RSS of each process of the group, by command name. */
 function parts(pgid: number): string {
   return groupProcesses(pgid)
-    .map(({ pid, comm }) => ({ comm, bytes: rssOf(pid) }))
-    .filter((p) => p.bytes > 0)
-    .map((p) => `${p.comm} ${fmt.mb(p.bytes)}`)
+    .map(({ pid, comm }) => ({ comm, bytes: processRss(pid) }))
+    .filter((p) => p.bytes !== null)
+    .map((p) => `${p.comm} ${fmt.mb(p.bytes!)}`)
     .join(', ');
-}
-
-function rssOf(pid: string): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
 }
 
 const row: BenchRow = {
