@@ -9,7 +9,7 @@ import { clipProblem, editStep, LOUDNESS_TARGET, processingSteps } from '../lib/
 import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
 import type { DownloadFormat, Quality } from '../lib/operations';
 import { keepAlive, progressReporter } from './heartbeat';
-import { codecsOf, durationOf, probeDownloaded, roundMs } from './media-probe';
+import { codecsOf, durationOf, probeDownloaded, roundMs, toolFailure } from './media-probe';
 
 export interface DownloadDeps {
   ffmpeg: FfmpegEngine;
@@ -66,7 +66,7 @@ export function createDownloadActivities(deps: DownloadDeps) {
             onProgress: progressReporter(input.progressRange),
           });
         } catch (err) {
-          throw ApplicationFailure.retryable((err as Error).message, 'FfmpegFailed');
+          throw toolFailure(err);
         } finally {
           stop();
         }
@@ -200,8 +200,7 @@ export function createDownloadActivities(deps: DownloadDeps) {
           resultData: { title: input.title, duration: roundMs(durationOf(result)), format: step.ext, filesize: stat.size, ...resultData },
         };
       } catch (err) {
-        if (err instanceof ApplicationFailure) throw err;
-        throw ApplicationFailure.retryable((err as Error).message, 'FfmpegFailed');
+        throw toolFailure(err);
       } finally {
         stop();
       }

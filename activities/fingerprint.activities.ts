@@ -1,20 +1,14 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ApplicationFailure } from '@temporalio/activity';
-import type { EgressProxy } from '../engines/egress/egress-proxy';
-import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { imageHashes } from '../engines/image-hash';
 import type { Storage } from '../engines/storage';
-import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
+import type { JobOutput } from '../lib/jobs';
 import type { HashSize } from '../lib/operations';
 import { formatTimestamp } from '../lib/time';
-import { openSource, pastEnd, videoOf, type SourceRef } from './video-source';
+import { pastEnd, videoOf, withSource, type SourceReadDeps, type SourceRef } from './video-source';
 
-export interface FingerprintDeps {
-  ffmpeg: FfmpegEngine;
+export interface FingerprintDeps extends SourceReadDeps {
   storage: Storage;
-  /** For sources read in place over http(s) (a seek fetches one frame's bytes, not the file). */
-  egress?: EgressProxy;
 }
 
 export interface FingerprintFrameInput extends SourceRef {
@@ -28,22 +22,24 @@ export interface FingerprintFrameInput extends SourceRef {
 
 /** Perceptual fingerprints of one frame (ffmpeg for the frame, sharp and image-hash for the hashes), on `media-process`. */
 export function createFingerprintActivities(deps: FingerprintDeps) {
-  const { ffmpeg, storage, egress } = deps;
+  const { storage } = deps;
 
   return {
     /** average, perceptual and difference hash of one frame (imagehash's definitions and hex layout). */
     async fingerprintFrame(input: FingerprintFrameInput): Promise<JobOutput> {
-      const src = openSource(ffmpeg, egress, storage.workDirOf(input.jobId), input);
-      const { duration } = videoOf(await src.probe());
-      const t = input.timestamp ?? duration * 0.25;
-      if (t >= duration) pastEnd('timestamp', t, duration);
       const frame = path.join(storage.workDirOf(input.jobId), 'frame.png');
-      await fs.rm(frame, { force: true });
-      await fs.mkdir(path.dirname(frame), { recursive: true });
-      const args = [...src.input(['-ss', t.toFixed(3)]), '-map', '0:v:0', '-frames:v', '1', '-update', '1', '-pix_fmt', 'rgb24', '-f', 'image2', '-c:v', 'png', '-y', frame];
-      await src.run(args, 1, [input.progressRange[0], (input.progressRange[0] + input.progressRange[1]) / 2]);
-      const png = await fs.readFile(frame).catch(() => {
-        throw ApplicationFailure.nonRetryable('No frame could be taken from the source at that time', FAILURE_TYPES.unavailable);
+      const { t, png } = await withSource(deps, storage.workDirOf(input.jobId), input, async (src) => {
+        const { duration } = videoOf(await src.probe());
+        const t = input.timestamp ?? duration * 0.25;
+        if (t >= duration) pastEnd('timestamp', t, duration);
+        await fs.rm(frame, { force: true });
+        await fs.mkdir(path.dirname(frame), { recursive: true });
+        const args = [...src.input(['-ss', t.toFixed(3)]), '-map', '0:v:0', '-frames:v', '1', '-update', '1', '-pix_fmt', 'rgb24', '-f', 'image2', '-c:v', 'png', '-y', frame];
+        await src.run(args, 1, [input.progressRange[0], (input.progressRange[0] + input.progressRange[1]) / 2]);
+        const png = await fs.readFile(frame).catch(() => {
+          throw src.unreadable('No frame could be taken from the source at that time');
+        });
+        return { t, png };
       });
       const hashes = await imageHashes(png, input.hashSize);
       const resultData = { ...hashes, hash_size: input.hashSize, frame_timestamp: formatTimestamp(t), title: input.title };

@@ -1,6 +1,7 @@
 // Reading downloaded media: shared by the download, preview, fingerprint and speech activities.
 import { ApplicationFailure } from '@temporalio/activity';
 import type { FfmpegEngine, ProbeResult, ProbeStream } from '../engines/ffmpeg/ffmpeg.engine';
+import { FfmpegError, mediaProblemOf } from '../engines/ffmpeg/media-problems';
 import { FAILURE_TYPES } from '../lib/jobs';
 
 /** ffprobe of a downloaded file; a file ffprobe cannot read fails the job (not retried). */
@@ -10,14 +11,34 @@ export function probeDownloaded(ffmpeg: FfmpegEngine, file: string): Promise<Pro
   });
 }
 
-/** Why a downloaded file is refused, as the job's failure (the tool's own words stay in the cause). */
+/** Why a file is refused, as the job's failure (not retried): the source's problem in words, the tool's own lines in the details. */
 export function unreadableMedia(e: Error): ApplicationFailure {
-  // the input policy refused a playlist or file list posing as media (it would open other files)
-  if (/not on (the )?(format )?whitelist|allowed_segment_extensions/i.test(e.message)) {
-    return ApplicationFailure.nonRetryable('The source is a playlist or a list of other files posing as a media file; it is not opened', FAILURE_TYPES.rejected, e.message);
-  }
-  return ApplicationFailure.nonRetryable('The downloaded file is not readable audio or video', FAILURE_TYPES.unavailable, e.message);
+  const problem = (e instanceof FfmpegError ? e.problem : mediaProblemOf(e.message)) ?? 'it is not audio or video in a format that can be read';
+  return sourceProblem(problem, e.message);
 }
+
+/**
+ * A failed ffmpeg run as the job's failure. A problem of the source itself fails the job at once
+ * (another try would read the same bytes); anything else may be transient and is retried. Either
+ * way the message speaks of the source, never of the tool, whose words stay in the details.
+ */
+export function toolFailure(err: unknown): ApplicationFailure {
+  if (err instanceof ApplicationFailure) return err;
+  const problem = err instanceof FfmpegError ? err.problem : null;
+  if (problem) return sourceProblem(problem, err instanceof Error ? err.message : String(err));
+  return ApplicationFailure.retryable(CONVERSION_FAILED, 'FfmpegFailed', err instanceof Error ? err.message : String(err));
+}
+
+/** The message of a conversion that kept failing with no recognisable cause. */
+export const CONVERSION_FAILED = 'The source could not be converted: it may be damaged or in a form that cannot be converted';
+
+function sourceProblem(problem: string, toolMessage: string): ApplicationFailure {
+  // a playlist or file list posing as media is refused by the input policy (it would open other files)
+  const type = problem === PLAYLIST_PROBLEM ? FAILURE_TYPES.rejected : FAILURE_TYPES.unavailable;
+  return ApplicationFailure.nonRetryable(`The source could not be read: ${problem}`, type, toolMessage);
+}
+
+const PLAYLIST_PROBLEM = mediaProblemOf('not on whitelist');
 
 /** An attached picture (cover art) rather than a video track. */
 export function isCoverArt(s: { codec_name?: string; nb_frames?: string }): boolean {

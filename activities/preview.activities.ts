@@ -1,20 +1,15 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ApplicationFailure } from '@temporalio/activity';
-import type { EgressProxy } from '../engines/egress/egress-proxy';
-import type { FfmpegEngine, ProbeStream } from '../engines/ffmpeg/ffmpeg.engine';
+import type { ProbeStream } from '../engines/ffmpeg/ffmpeg.engine';
 import type { Storage } from '../engines/storage';
-import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
+import type { JobOutput } from '../lib/jobs';
 import type { PreviewParams } from '../lib/operations';
 import { parseTimeString } from '../lib/time';
 import { durationOf, roundMs } from './media-probe';
-import { openSource, pastEnd, videoOf, type SourceRef } from './video-source';
+import { pastEnd, videoOf, withSource, type OpenedSource, type SourceReadDeps, type SourceRef } from './video-source';
 
-export interface PreviewDeps {
-  ffmpeg: FfmpegEngine;
+export interface PreviewDeps extends SourceReadDeps {
   storage: Storage;
-  /** For sources read in place over http(s): a seek fetches only the window the preview shows. */
-  egress?: EgressProxy;
 }
 
 export interface MakePreviewInput extends SourceRef {
@@ -25,13 +20,17 @@ export interface MakePreviewInput extends SourceRef {
 
 /** Previews (ffmpeg) for the `media-process` queue. */
 export function createPreviewActivities(deps: PreviewDeps) {
-  const { ffmpeg, storage, egress } = deps;
+  const { ffmpeg, storage } = deps;
 
   return {
     /** gif, thumbnail, mosaic or clip; result_data is measured from the output file. */
     async makePreview(input: MakePreviewInput): Promise<JobOutput> {
+      return withSource(deps, storage.workDirOf(input.jobId), input, (src) => render(input, src));
+    },
+  };
+
+  async function render(input: MakePreviewInput, src: OpenedSource): Promise<JobOutput> {
       const p = input.params;
-      const src = openSource(ffmpeg, egress, storage.workDirOf(input.jobId), input);
       const { probe, video, duration } = videoOf(await src.probe());
       const width = p.width;
       const ext = p.preview_type === 'gif' ? 'gif' : p.preview_type === 'clip' ? 'mp4' : 'jpg';
@@ -82,9 +81,7 @@ export function createPreviewActivities(deps: PreviewDeps) {
       const animated = p.preview_type === 'gif' || p.preview_type === 'clip';
       const result = await ffmpeg.probe(out, { countPackets: animated }).catch(() => null);
       const stream = result?.streams.find((s) => s.codec_type === 'video');
-      if (!result || !stream?.width || !stream.height) {
-        throw ApplicationFailure.nonRetryable('No frame could be taken from the source at that time', FAILURE_TYPES.unavailable);
-      }
+      if (!result || !stream?.width || !stream.height) throw src.unreadable('No frame could be taken from the source at that time');
       let outDuration = 0;
       let fps = 0;
       if (animated) {
@@ -103,9 +100,7 @@ export function createPreviewActivities(deps: PreviewDeps) {
           filesize: (await fs.stat(out)).size,
         },
       };
-    },
-
-  };
+  }
 }
 
 export type PreviewActivities = ReturnType<typeof createPreviewActivities>;

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { downloadDirectMedia, probeDirectMedia, type DirectMedia } from '../engines/direct-media';
+import { downloadDirectMedia, probeByteRanges, probeDirectMedia, type DirectMedia } from '../engines/direct-media';
 import { checkUrlAddress, EgressRefusedError } from '../engines/egress/address-check';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
@@ -194,17 +194,29 @@ export function createSourceActivities(deps: SourceDeps) {
     return { title: info.title ?? info.id, duration: typeof info.duration === 'number' ? info.duration : null };
   }
 
-  /** A plain media file: read in place (measured with ffprobe through the egress proxy), or streamed to disk by Node. */
+  /**
+   * Whether ffmpeg can seek in this URL: the origin must really serve byte ranges (checked with a
+   * small range request); an index at the end of the file is then no obstacle. The answer is the
+   * job's: a source that passes is read in place, any other is downloaded.
+   */
+  async function servesRanges(url: string, headers: Record<string, string> = {}): Promise<boolean> {
+    const signal = Context.current().cancellationSignal;
+    const ranges = await probeByteRanges(url, { allowPrivate: config.allowPrivateNetwork, headers, signal }).catch((err: unknown) => {
+      throw asRefusal(err);
+    });
+    return ranges !== null;
+  }
+
+  /** A plain media file: read in place (measured with ffprobe through the egress proxy) when its origin serves ranges, else streamed to disk by Node. */
   async function resolveDirect(input: ResolveSourceInput, length: number | null): Promise<ResolvedSource> {
-    if (input.reads === 'whole') {
+    const signal = Context.current().cancellationSignal;
+    const inPlace = input.reads !== 'whole' && (await servesRanges(input.url));
+    const probed = inPlace ? await alive(() => throughEgress(egress, (proxyUrl) => ffmpeg.probe(input.url, { proxyUrl, signal }).catch(() => null))) : null;
+    // a file ffprobe cannot read in place is downloaded and read again, where its real problem shows
+    if (!probed?.streams.some((x) => x.codec_type === 'video' || x.codec_type === 'audio')) {
       const fetched = await fetchDirect(input, length);
       assertClip(input, fetched.duration);
       return { ...fetched, media: null };
-    }
-    const signal = Context.current().cancellationSignal;
-    const probed = await alive(() => throughEgress(egress, (proxyUrl) => ffmpeg.probe(input.url, { proxyUrl, signal }).catch(() => null)));
-    if (!probed || !probed.streams.some((x) => x.codec_type === 'video' || x.codec_type === 'audio')) {
-      throw ApplicationFailure.nonRetryable(`No platform handler supports ${input.url}: it is not a video page, a playlist of one video, or a media file`, FAILURE_TYPES.unsupported);
     }
     const duration = probed.format.duration ?? null;
     const size = length ?? probed.format.size ?? null;
@@ -256,7 +268,7 @@ export function createSourceActivities(deps: SourceDeps) {
       const summary = withinLimits(info);
       assertClip(input, summary.duration);
       const media = input.reads === 'whole' ? null : seekableFormat(info, input.reads);
-      if (media) return { ...summary, sourceFile: null, media: { ...media, probe: null } };
+      if (media && (await servesRanges(media.url, media.headers))) return { ...summary, sourceFile: null, media: { ...media, probe: null } };
       const workDir = storage.workDirOf(input.jobId);
       const infoJson = path.join(workDir, 'download', 'probe.info.json');
       await fs.mkdir(path.dirname(infoJson), { recursive: true });

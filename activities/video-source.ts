@@ -1,12 +1,17 @@
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { downloadDirectMedia } from '../engines/direct-media';
+import { EgressRefusedError } from '../engines/egress/address-check';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import type { FfmpegEngine, ProbeResult, ProbeStream } from '../engines/ffmpeg/ffmpeg.engine';
 import { httpHeaderOptions } from '../engines/ffmpeg/input-policy';
+import type { Config } from '../lib/config';
 import { FAILURE_TYPES } from '../lib/jobs';
-import { throughEgress } from './egress-run';
-import { alive, keepAlive, progressReporter } from './heartbeat';
-import { durationOf, probeDownloaded, roundMs, unreadableMedia, videoStreamOf } from './media-probe';
+import { log } from '../lib/logger';
+import { refusalFailure, throughEgress } from './egress-run';
+import { alive, progressReporter } from './heartbeat';
+import { durationOf, probeDownloaded, roundMs, toolFailure, videoStreamOf } from './media-probe';
 
 /**
  * A source read in place over http(s) instead of downloaded: jobs that need one frame or a short
@@ -34,33 +39,91 @@ export interface VideoInput {
   run(args: string[], durationHint: number, range: [number, number]): Promise<{ log: string; progress: Record<string, string> }>;
 }
 
-/** Opens a processing step's source: a local file, or a URL read through the egress proxy (only when one is given). */
-export function openSource(ffmpeg: FfmpegEngine, egress: EgressProxy | undefined, workDir: string, ref: SourceRef): VideoInput & { probe(): Promise<ProbeResult> } {
+/** A processing step's opened source. */
+export interface OpenedSource extends VideoInput {
+  probe(): Promise<ProbeResult>;
+  /**
+   * The failure for a step that read its source and got nothing usable (no frame, say): on a
+   * local file the job's failure, on a URL a failed seek read, so the step runs again on a download.
+   */
+  unreadable(message: string): Error;
+}
+
+/** What a step needs to read its source: ffmpeg, the egress proxy for URLs, and the limits a fallback download keeps. */
+export interface SourceReadDeps {
+  ffmpeg: FfmpegEngine;
+  egress?: EgressProxy;
+  limits: Pick<Config, 'allowPrivateNetwork' | 'maxSourceBytes'>;
+}
+
+/** A seek read of a source URL that failed: the caller downloads the source and tries again. */
+class SeekReadError extends Error {}
+
+/**
+ * Runs a processing step on its source. A source read in place (seek reads through the egress
+ * proxy) whose read fails for any reason but a refused address or a cancellation is downloaded
+ * into the job's work folder, and the step runs again on that copy: an origin whose ranges or
+ * index defeat seeking costs a download, never the job. The step must be safe to run twice.
+ */
+export async function withSource<T>(deps: SourceReadDeps, workDir: string, ref: SourceRef, step: (src: OpenedSource) => Promise<T>): Promise<T> {
   const media = ref.media ?? null;
   if (!media) {
     if (!ref.sourceFile) throw ApplicationFailure.nonRetryable('The step has no source to read', 'InternalError');
-    const file = path.join(workDir, ref.sourceFile);
-    return {
-      input: (before = []) => [...before, '-i', file],
-      run: (args, hint, range) => runFfmpegStep(ffmpeg, args, hint, range),
-      probe: () => probeDownloaded(ffmpeg, file),
-    };
+    return step(localSource(deps.ffmpeg, path.join(workDir, ref.sourceFile)));
   }
+  const { egress } = deps;
   if (!egress) throw ApplicationFailure.nonRetryable('Reading a source URL needs the egress proxy on this worker', 'InternalError');
+  try {
+    return await step(remoteSource(deps.ffmpeg, egress, media));
+  } catch (err) {
+    if (!(err instanceof SeekReadError)) throw err;
+    log.info({ job_id: Context.current().info.workflowExecution?.workflowId, reason: err.message }, 'seek read failed: downloading the source');
+    return step(localSource(deps.ffmpeg, await downloadMedia(deps.limits, workDir, media)));
+  }
+}
+
+function localSource(ffmpeg: FfmpegEngine, file: string): OpenedSource {
+  return {
+    input: (before = []) => [...before, '-i', file],
+    run: (args, hint, range) => runFfmpegStep(ffmpeg, args, hint, range),
+    probe: () => probeDownloaded(ffmpeg, file),
+    unreadable: (message) => ApplicationFailure.nonRetryable(message, FAILURE_TYPES.unavailable),
+  };
+}
+
+function remoteSource(ffmpeg: FfmpegEngine, egress: EgressProxy, media: RemoteMedia): OpenedSource {
   const headers = httpHeaderOptions(media.headers);
+  const signal = Context.current().cancellationSignal;
+  /** A refusal, an unreachable host and a cancellation stay what they are; anything else is a failed seek read. */
+  const seekRead = async <T>(read: () => Promise<T>): Promise<T> => {
+    try {
+      return await read();
+    } catch (err) {
+      // throughEgress's own failures (a refused or unreachable host) are the job's; a tool's error is the read's
+      if (signal.aborted || err instanceof ApplicationFailure) throw err;
+      throw new SeekReadError((err as Error).message);
+    }
+  };
   return {
     input: (before = []) => [...before, ...headers, '-i', media.url],
-    run: (args, hint, range) => throughEgress(egress, (proxyUrl) => runFfmpegStep(ffmpeg, args, hint, range, proxyUrl)),
-    probe: async () =>
-      media.probe ??
-      (await alive(() =>
-        throughEgress(egress, (proxyUrl) =>
-          ffmpeg.probe(media.url, { proxyUrl, headers: media.headers, signal: Context.current().cancellationSignal }).catch((e: Error) => {
-            throw unreadableMedia(e);
-          }),
-        ),
-      )),
+    run: (args, hint, range) => seekRead(() => throughEgress(egress, (proxyUrl) => runTool(ffmpeg, args, hint, range, proxyUrl))),
+    probe: async () => media.probe ?? (await seekRead(() => alive(() => throughEgress(egress, (proxyUrl) => ffmpeg.probe(media.url, { proxyUrl, headers: media.headers, signal }))))),
+    unreadable: (message) => new SeekReadError(message),
   };
+}
+
+/** The source URL streamed whole into the job's work folder (same address rule and size limit as any source download). */
+async function downloadMedia(limits: SourceReadDeps['limits'], workDir: string, media: RemoteMedia): Promise<string> {
+  const ext = (path.extname(new URL(media.url).pathname).slice(1).replace(/[^A-Za-z0-9]/g, '') || 'media').toLowerCase();
+  const file = path.join(workDir, 'download', `source.${ext}`);
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  try {
+    await alive(() => downloadDirectMedia(media.url, file, { allowPrivate: limits.allowPrivateNetwork, maxBytes: limits.maxSourceBytes, headers: media.headers, signal: Context.current().cancellationSignal }));
+  } catch (err) {
+    if (err instanceof EgressRefusedError) throw refusalFailure(err);
+    throw ApplicationFailure.retryable(`Downloading the source failed: ${(err as Error).message}`, 'DirectDownloadFailed');
+  }
+  return file;
 }
 
 /** The source's first real video stream and duration; fails the job when there is none. */
@@ -82,14 +145,16 @@ export function pastEnd(field: string, at: number, duration: number): never {
   throw ApplicationFailure.nonRetryable(`${field} (${roundMs(at)} s) is past the end of the source, which is ${roundMs(duration)} s long`, FAILURE_TYPES.rejected);
 }
 
-/** One ffmpeg run with heartbeats and cancellation; a tool failure is retried (it may be transient). */
-export async function runFfmpegStep(ffmpeg: FfmpegEngine, args: string[], durationHint: number, range: [number, number], proxyUrl?: string) {
-  const stop = keepAlive();
+/** One ffmpeg run with heartbeats and cancellation; a failure is described in the source's terms (see toolFailure). */
+export async function runFfmpegStep(ffmpeg: FfmpegEngine, args: string[], durationHint: number, range: [number, number]) {
   try {
-    return await ffmpeg.run({ args, proxyUrl, durationHint, signal: Context.current().cancellationSignal, onProgress: progressReporter(range) });
+    return await runTool(ffmpeg, args, durationHint, range);
   } catch (err) {
-    throw ApplicationFailure.retryable((err as Error).message, 'FfmpegFailed');
-  } finally {
-    stop();
+    throw toolFailure(err);
   }
+}
+
+/** One ffmpeg run with heartbeats and cancellation; rejects with the tool's own error. */
+async function runTool(ffmpeg: FfmpegEngine, args: string[], durationHint: number, range: [number, number], proxyUrl?: string) {
+  return alive(() => ffmpeg.run({ args, proxyUrl, durationHint, signal: Context.current().cancellationSignal, onProgress: progressReporter(range) }));
 }

@@ -33,13 +33,58 @@ export async function probeDirectMedia(url: string, allowPrivate: boolean): Prom
   return { contentType: type, length: Number.isFinite(length) ? length : null, lastModified: typeof lastModified === 'string' ? lastModified : null };
 }
 
+/**
+ * Whether the origin really serves byte ranges of `url` (ffmpeg needs them to seek, above all to
+ * reach an index at the end of the file): a 206 for a two-byte range whose Content-Range names
+ * that range and the total size. `Accept-Ranges` alone is not trusted: servers that send it and
+ * answer 200 with the whole body exist. Redirects are followed (each hop checked again). Null when
+ * ranges do not work or the check itself fails; a refused address fails the caller.
+ */
+export async function probeByteRanges(
+  url: string,
+  opts: { allowPrivate: boolean; headers?: Record<string, string>; signal?: AbortSignal },
+): Promise<{ url: string; size: number } | null> {
+  let target = url;
+  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+    let res;
+    try {
+      res = await egressRequest({ url: target, method: 'GET', headers: { ...opts.headers, Range: 'bytes=0-1' }, timeoutMs: 15_000, allowPrivate: opts.allowPrivate, signal: opts.signal });
+    } catch (err) {
+      if ((err as { code?: string }).code === 'EGRESS_REFUSED') throw err;
+      return null;
+    }
+    // the body is not read: a server that ignores the range would send the whole file
+    res.destroy();
+    const location = res.headers.location;
+    if (res.statusCode && res.statusCode >= 300 && res.statusCode < 400 && location) {
+      target = new URL(location, target).toString();
+      if (!/^https?:/i.test(target)) return null;
+      continue;
+    }
+    const m = /^bytes 0-1\/(\d+)$/.exec(String(res.headers['content-range'] ?? '').trim());
+    if (res.statusCode !== 206 || !m) return null;
+    return { url: target, size: Number(m[1]) };
+  }
+  return null;
+}
+
+const MAX_REDIRECTS = 5;
+
 /** Streams a direct media file to `dest`, failing past `maxBytes`; reports progress as a 0..1 fraction when the size is known. */
 export async function downloadDirectMedia(
   url: string,
   dest: string,
-  opts: { allowPrivate: boolean; maxBytes: number; signal?: AbortSignal; onProgress?: (fraction: number) => void },
+  opts: { allowPrivate: boolean; maxBytes: number; headers?: Record<string, string>; signal?: AbortSignal; onProgress?: (fraction: number) => void },
 ): Promise<void> {
-  const res = await egressRequest({ url, method: 'GET', timeoutMs: 15_000, allowPrivate: opts.allowPrivate, signal: opts.signal });
+  let res = await egressRequest({ url, method: 'GET', headers: opts.headers, timeoutMs: 15_000, allowPrivate: opts.allowPrivate, signal: opts.signal });
+  // a platform's file URL may redirect to its CDN; each hop is a new, checked request
+  let current = url;
+  for (let hop = 0; hop < MAX_REDIRECTS && res.statusCode && res.statusCode >= 300 && res.statusCode < 400 && res.headers.location; hop++) {
+    res.resume();
+    current = new URL(res.headers.location, current).toString();
+    if (!/^https?:/i.test(current)) break;
+    res = await egressRequest({ url: current, method: 'GET', headers: opts.headers, timeoutMs: 15_000, allowPrivate: opts.allowPrivate, signal: opts.signal });
+  }
   if (res.statusCode !== 200) {
     res.resume();
     throw new Error(`the source answered HTTP ${res.statusCode}`);

@@ -88,8 +88,8 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
   const limits: SourceDeps['config'] = { allowPrivateNetwork: true, maxSourceDurationSeconds: 4 * 3600, maxSourceBytes: 4 * 1024 ** 3, allowLive: false };
   const fetchActs = () => createSourceActivities({ ytdlp, ffmpeg, storage, egress, config: limits });
   const editActs = () => createDownloadActivities({ ffmpeg, storage });
-  const previewActs = () => createPreviewActivities({ ffmpeg, storage });
-  const fingerprintActs = () => createFingerprintActivities({ ffmpeg, storage });
+  const previewActs = () => createPreviewActivities({ ffmpeg, storage, limits });
+  const fingerprintActs = () => createFingerprintActivities({ ffmpeg, storage, limits });
 
   before(async () => {
     egress = await testEgress();

@@ -23,6 +23,7 @@ import { activityEnv, expectNonRetryable } from './helpers/activity-env';
 import { testEgress } from './helpers/egress';
 import { startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { ffprobe, videoStream } from './helpers/media';
+import { originMedia, startMediaOrigin, type MediaOrigin } from './helpers/media-origin';
 
 const run = promisify(execFile);
 
@@ -81,8 +82,8 @@ describe('seek reads: one-frame and short-window jobs fetch only what they read,
     assert.ok(src.media, 'the source is read in place');
     const out =
       kind === 'fingerprint'
-        ? ((await activityEnv().run(createFingerprintActivities({ ffmpeg, storage, egress }).fingerprintFrame, { jobId, sourceFile: null, media: src.media, title: src.title, timestamp: null, hashSize: 16 as const, progressRange: [40, 99] as [number, number] })) as JobOutput)
-        : ((await activityEnv().run(createPreviewActivities({ ffmpeg, storage, egress }).makePreview, {
+        ? ((await activityEnv().run(createFingerprintActivities({ ffmpeg, storage, egress, limits }).fingerprintFrame, { jobId, sourceFile: null, media: src.media, title: src.title, timestamp: null, hashSize: 16 as const, progressRange: [40, 99] as [number, number] })) as JobOutput)
+        : ((await activityEnv().run(createPreviewActivities({ ffmpeg, storage, egress, limits }).makePreview, {
             jobId,
             sourceFile: null,
             media: src.media,
@@ -120,7 +121,7 @@ describe('seek reads: one-frame and short-window jobs fetch only what they read,
     try {
       const src = await resolve(origin.url('seek-10s.mp4'), 'video');
       origin.bytes = 0;
-      const preview = createPreviewActivities({ ffmpeg, storage, egress: strict }).makePreview;
+      const preview = createPreviewActivities({ ffmpeg, storage, egress: strict, limits: { ...limits, allowPrivateNetwork: false } }).makePreview;
       // the media as resolved, minus the probe, so the preview's own reads meet the proxy
       const input = { jobId: crypto.randomUUID(), sourceFile: null, media: { ...src.media!, probe: null }, params: params({}), progressRange: [40, 99] as [number, number] };
       await expectNonRetryable(activityEnv().run(preview, input) as Promise<unknown>, FAILURE_TYPES.rejected, /private or reserved address \(127\.0\.0\.1\)/);
@@ -146,5 +147,50 @@ describe('seek reads: one-frame and short-window jobs fetch only what they read,
     assert.equal(whole.title, 'Fixture Trailer');
     assert.equal(frame.sourceFile, null);
     assert.match(frame.media!.url, /^http:\/\/127\.0\.0\.1:\d+\/media\/v\d+\.mp4/);
+  });
+
+  describe('origins that defeat seeking: the source is downloaded instead, and the job still completes', () => {
+    let mo: MediaOrigin;
+    before(async () => {
+      mo = await startMediaOrigin(await originMedia());
+    });
+    after(async () => mo?.close());
+
+    it('resolveSource reads in place only where a small range request really comes back 206 (not on Accept-Ranges alone)', async () => {
+      const got: Record<string, string> = {};
+      for (const mode of ['range', 'norange', 'liar', 'chunked'] as const) {
+        for (const file of ['speech-fast.mp4', 'speech-tail.mp4']) {
+          const src = await resolve(mo.url(mode, file), 'video');
+          got[`${mode} ${file}`] = src.media ? 'seek' : src.sourceFile ? 'download' : 'none';
+          assert.ok(Math.abs(src.duration! - 11) < 0.2, `${mode} ${file}: duration ${src.duration}`);
+        }
+      }
+      assert.deepEqual(got, {
+        'range speech-fast.mp4': 'seek',
+        'range speech-tail.mp4': 'seek',
+        'norange speech-fast.mp4': 'download',
+        'norange speech-tail.mp4': 'download',
+        'liar speech-fast.mp4': 'download',
+        'liar speech-tail.mp4': 'download',
+        'chunked speech-fast.mp4': 'download',
+        'chunked speech-tail.mp4': 'download',
+      });
+    });
+
+    it('a seek read that fails (an origin that stops honouring ranges, an index at the end) falls back to a download inside the step', async () => {
+      const preview = createPreviewActivities({ ffmpeg, storage, egress, limits }).makePreview;
+      const fingerprint = createFingerprintActivities({ ffmpeg, storage, egress, limits }).fingerprintFrame;
+      // as if the range check had passed: the step itself meets an origin that ignores ranges
+      const media = { url: mo.url('norange', 'speech-tail.mp4'), headers: {}, probe: null };
+      const jobId = crypto.randomUUID();
+      const out = (await activityEnv().run(preview, { jobId, sourceFile: null, media, params: params({ preview_type: 'mosaic', columns: 3, rows: 2, width: 480 }), progressRange: [40, 99] as [number, number] })) as JobOutput;
+      const v = videoStream(await ffprobe(storage.filePath(out.outputFile)))!;
+      assert.deepEqual([v.codec_name, v.width, v.height], ['mjpeg', 480, 240]);
+      assert.ok(fs.existsSync(path.join(storage.workDirOf(jobId), 'download', 'source.mp4')), 'the source was downloaded into the job\'s work folder');
+      const fp = (await activityEnv().run(fingerprint, { jobId: crypto.randomUUID(), sourceFile: null, media, title: 't', timestamp: 5, hashSize: 8 as const, progressRange: [40, 99] as [number, number] })) as JobOutput;
+      const local = await resolve(mo.url('range', 'speech-fast.mp4'), 'video');
+      const ref = (await activityEnv().run(fingerprint, { jobId: crypto.randomUUID(), sourceFile: null, media: local.media, title: 't', timestamp: 5, hashSize: 8 as const, progressRange: [40, 99] as [number, number] })) as JobOutput;
+      assert.deepEqual(fp.resultData, ref.resultData, 'the same frame, read either way');
+    });
   });
 });

@@ -120,7 +120,7 @@ export const QUEUE_TABLE = {
       const { config, storage } = deps;
       const ffmpeg = createFfmpegEngine(config);
       const egress = egressOf(deps);
-      return { ...createDownloadActivities({ ffmpeg, storage }), ...createPreviewActivities({ ffmpeg, storage, egress }), ...createFingerprintActivities({ ffmpeg, storage, egress }) };
+      return { ...createDownloadActivities({ ffmpeg, storage }), ...createPreviewActivities({ ffmpeg, storage, egress, limits: config }), ...createFingerprintActivities({ ffmpeg, storage, egress, limits: config }) };
     },
   },
   'media-speech': {

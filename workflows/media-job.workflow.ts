@@ -107,7 +107,8 @@ export function describeFailure(err: unknown): string {
   if (cur instanceof CancelledFailure) return 'The job was cancelled';
   if (cur instanceof ApplicationFailure && cur.type && (USER_FACING.includes(cur.type) || PHRASED.includes(cur.type))) return cur.message;
   if (cur instanceof ApplicationFailure && cur.type === 'FfmpegFailed') {
-    return 'The media could not be processed: ffmpeg failed on it every time it was tried. The source may be damaged or in a form that cannot be converted';
+    // workers phrase it in the source's terms; one from an older worker carries the tool's words
+    return cur.message.startsWith('The source ') ? cur.message : 'The source could not be converted: it may be damaged or in a form that cannot be converted';
   }
   return 'Processing failed because of an internal error (the details are in the service logs); the credits were refunded. Try again, and contact support if it persists';
 }

@@ -1,5 +1,6 @@
 import { runProcess } from '../child-process';
 import { guardInputs, httpHeaderOptions } from './input-policy';
+import { FfmpegError } from './media-problems';
 
 export interface ProbeStream {
   codec_type?: string;
@@ -86,7 +87,7 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
     if (req.signal?.aborted) throw new Error('ffmpeg cancelled');
     if (res.code !== 0) {
       const tail = res.stderr.trim().split('\n').slice(-3).join(' | ');
-      throw new Error(`ffmpeg failed with exit code ${String(res.code)}${tail ? ` (${tail})` : ''}`);
+      throw new FfmpegError(`ffmpeg failed with exit code ${String(res.code)}${tail ? ` (${tail})` : ''}`, res.stderr);
     }
     return { log: res.stderr, progress };
   }
@@ -103,7 +104,7 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
       } catch {
         data = null;
       }
-      if (!data?.format) throw new Error(`ffprobe could not read the media: ${res.stderr.trim().split('\n')[0] || `exit code ${String(res.code)}`}`);
+      if (!data?.format) throw new FfmpegError(`ffprobe could not read the media: ${res.stderr.trim().split('\n')[0] || `exit code ${String(res.code)}`}`, res.stderr);
       const f = data.format;
       return { format: { format_name: f.format_name as string | undefined, duration: num(f.duration), size: num(f.size), bit_rate: num(f.bit_rate) }, streams: data.streams ?? [] };
     },
