@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/core';
+import { Account } from '../db/account.entity';
 import { Job } from '../db/job.entity';
 import { grantMonthlyAllowances } from '../db/credits.repository';
 import { jobInputOf, pendingJobsSince } from '../db/jobs.repository';
@@ -45,9 +46,13 @@ export function createMaintenanceActivities(deps: MaintenanceDeps) {
      */
     async startStrandedJobs(input: { olderThanSeconds: number }): Promise<{ checked: number; started: number }> {
       if (!deps.startJob) throw new Error('startStrandedJobs needs a Temporal client');
-      const jobs = await pendingJobsSince(orm.em.fork(), new Date(Date.now() - input.olderThanSeconds * 1000), 500);
+      const em = orm.em.fork();
+      const jobs = await pendingJobsSince(em, new Date(Date.now() - input.olderThanSeconds * 1000), 500);
+      // each job runs under its account's plan (its source limits), as when the API starts it
+      const accounts = jobs.length ? await em.find(Account, { id: { $in: [...new Set(jobs.map((j) => j.accountId))] } }) : [];
+      const planOf = new Map(accounts.map((a) => [a.id, a.plan]));
       let started = 0;
-      for (const job of jobs) if (await deps.startJob(jobInputOf(job))) started++;
+      for (const job of jobs) if (await deps.startJob(jobInputOf(job, planOf.get(job.accountId)))) started++;
       return { checked: jobs.length, started };
     },
 

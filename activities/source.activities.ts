@@ -14,7 +14,9 @@ import { ytdlpSelection } from '../lib/download-plan';
 import { FAILURE_TYPES, type SourceSummary } from '../lib/jobs';
 import { clipProblem } from '../lib/edit-plan';
 import type { DownloadFormat, Quality } from '../lib/operations';
+import { formatSeconds, sourceLimits, tooLargeMessage, tooLongMessage, type PlanName, type SourceLimits } from '../lib/plans';
 import type { VideoInfo } from '../lib/video-info';
+import { watchDownload } from './download-watch';
 import { asRefusal, refusalFailure, throughEgress } from './egress-run';
 import { classifiedFailure } from './failures';
 import { unreadableMedia } from './media-probe';
@@ -33,6 +35,8 @@ export interface SourceDeps {
 
 export interface DownloadSourceInput {
   jobId: string;
+  /** The account's plan: its source limits (absent on jobs started by older releases: the service's own). */
+  plan?: PlanName;
   url: string;
   quality: Quality;
   format: DownloadFormat | null;
@@ -62,6 +66,7 @@ export interface ResolvedSource {
 /** Reading and fetching sources (yt-dlp, direct media over HTTP) for the `media-fetch` queue. */
 export function createSourceActivities(deps: SourceDeps) {
   const { ytdlp, ffmpeg, storage, egress, config } = deps;
+  const limitsOf = (input: { plan?: PlanName }) => sourceLimits(input.plan, config);
 
   async function assertSafe(url: string): Promise<void> {
     const check = await checkUrlAddress(url, config.allowPrivateNetwork);
@@ -90,7 +95,7 @@ export function createSourceActivities(deps: SourceDeps) {
     const single = info.formats?.length === 1 ? info.formats[0] : undefined;
     const target = single ? single.url : info.url;
     // a generic page's one progressive file (not a manifest, which ffmpeg never opens here)
-    const pageFile = info.extractor_key === 'Generic' && /^https?$/.test(single?.protocol ?? info.protocol ?? '');
+    const pageFile = PAGE_EXTRACTORS.has(info.extractor_key ?? '') && /^https?$/.test(single?.protocol ?? info.protocol ?? '');
     if (!(info.direct || pageFile) || !target || (info.duration && info.height)) return info;
     const signal = Context.current().cancellationSignal;
     const p = await alive(() => throughEgress(egress, (proxyUrl) => ffmpeg.probe(target, { proxyUrl, signal }).catch(() => null)));
@@ -117,21 +122,26 @@ export function createSourceActivities(deps: SourceDeps) {
     const report = progressReporter(input.progressRange);
     const stop = keepAlive();
     const sel = ytdlpSelection(input.quality, input.format);
+    const limits = limitsOf(input);
+    const outDir = path.join(storage.workDirOf(input.jobId), 'download');
+    const watch = watchDownload(outDir, limits, ffmpeg, Context.current().cancellationSignal);
     try {
       return await throughEgress(egress, (proxyUrl) => ytdlp.download({
         url: input.url,
         proxyUrl,
-        outDir: path.join(storage.workDirOf(input.jobId), 'download'),
+        outDir,
         format: sel.format,
         sort: sel.sort,
-        maxFilesize: config.maxSourceBytes,
+        maxFilesize: limits.maxBytes,
         ...extra,
-        signal: Context.current().cancellationSignal,
+        signal: watch.signal,
         onProgress: (p) => p.fraction !== null && report(p.fraction),
       }));
     } catch (err) {
-      throw toFailure(err);
+      const over = watch.exceeded();
+      throw over ? overLimit(over.message) : toFailure(err, limits);
     } finally {
+      watch.stop();
       stop();
     }
   }
@@ -141,56 +151,50 @@ export function createSourceActivities(deps: SourceDeps) {
    * limit) and check its duration with ffprobe, saving a yt-dlp process start per job.
    */
   async function fetchDirect(input: DownloadSourceInput, length: number | null): Promise<{ sourceFile: string; title: string; duration: number | null }> {
-    if (length !== null && length > config.maxSourceBytes) {
-      throw ApplicationFailure.nonRetryable(`The source is ${length} bytes, over the limit of ${config.maxSourceBytes} bytes`, FAILURE_TYPES.rejected);
-    }
+    const limits = limitsOf(input);
+    if (length !== null && length > limits.maxBytes) throw overLimit(tooLargeMessage(limits, length));
     const workDir = storage.workDirOf(input.jobId);
     const name = fileNameOf(input.url);
     const ext = (path.extname(name).slice(1).replace(/[^A-Za-z0-9]/g, '') || 'media').toLowerCase();
     const file = path.join(workDir, 'download', `source.${ext}`);
     await fs.mkdir(path.dirname(file), { recursive: true });
     const stop = keepAlive();
+    const watch = watchDownload(path.dirname(file), limits, ffmpeg, Context.current().cancellationSignal);
     try {
       await downloadDirectMedia(input.url, file, {
         allowPrivate: config.allowPrivateNetwork,
-        maxBytes: config.maxSourceBytes,
-        signal: Context.current().cancellationSignal,
+        maxBytes: limits.maxBytes,
+        signal: watch.signal,
         onProgress: progressReporter(input.progressRange),
       });
     } catch (err) {
+      const over = watch.exceeded();
+      if (over) throw overLimit(over.message);
       if (err instanceof EgressRefusedError) throw refusalFailure(err);
       const msg = (err as Error).message;
-      if (/over the limit|larger than the limit/.test(msg)) throw ApplicationFailure.nonRetryable(msg, FAILURE_TYPES.rejected);
+      if (/larger than the limit/.test(msg)) throw overLimit(tooLargeMessage(limits));
       if (/answered HTTP 4\d\d/.test(msg)) throw ApplicationFailure.nonRetryable(`The source is not available: ${msg}`, FAILURE_TYPES.unavailable);
       throw ApplicationFailure.retryable(`Downloading the source failed: ${msg}`, 'DirectDownloadFailed');
     } finally {
+      watch.stop();
       stop();
     }
     const probe = await ffmpeg.probe(file).catch((e: Error) => {
       throw unreadableMedia(e);
     });
     const duration = probe.format.duration ?? null;
-    if (duration !== null && duration > config.maxSourceDurationSeconds) {
-      throw ApplicationFailure.nonRetryable(`The source is outside the limits: ${Math.round(duration)} s long, over the maximum of ${config.maxSourceDurationSeconds} s`, FAILURE_TYPES.rejected);
-    }
+    if (duration !== null && duration > limits.maxSeconds) throw overLimit(tooLongMessage(limits, duration));
     return { sourceFile: path.relative(workDir, file), title: directTitle(input.url), duration };
   }
 
   /** The limits every job's source must keep (live, duration, size); its title and duration. */
-  function withinLimits(info: YtDlpInfo): SourceSummary {
+  function withinLimits(info: YtDlpInfo, limits: SourceLimits): SourceSummary {
     if (!config.allowLive && (info.is_live || info.live_status === 'is_live' || info.live_status === 'is_upcoming')) {
       throw ApplicationFailure.nonRetryable('The source is a live stream; live streams are not supported', FAILURE_TYPES.rejected);
     }
-    if (typeof info.duration === 'number' && info.duration > config.maxSourceDurationSeconds) {
-      throw ApplicationFailure.nonRetryable(
-        `The source is ${Math.round(info.duration)} s long, over the limit of ${config.maxSourceDurationSeconds} s`,
-        FAILURE_TYPES.rejected,
-      );
-    }
+    if (typeof info.duration === 'number' && info.duration > limits.maxSeconds) throw overLimit(tooLongMessage(limits, info.duration));
     const size = info.filesize ?? info.filesize_approx;
-    if (typeof size === 'number' && size > config.maxSourceBytes) {
-      throw ApplicationFailure.nonRetryable(`The source is ${size} bytes, over the limit of ${config.maxSourceBytes} bytes`, FAILURE_TYPES.rejected);
-    }
+    if (typeof size === 'number' && size > limits.maxBytes) throw overLimit(tooLargeMessage(limits, size));
     return { title: info.title ?? info.id, duration: typeof info.duration === 'number' ? info.duration : null };
   }
 
@@ -220,9 +224,10 @@ export function createSourceActivities(deps: SourceDeps) {
     }
     const duration = probed.format.duration ?? null;
     const size = length ?? probed.format.size ?? null;
-    withinLimits({ id: '', duration, filesize: size });
+    const limits = limitsOf(input);
+    withinLimits({ id: '', duration, filesize: size }, limits);
     assertClip(input, duration);
-    return { title: directTitle(input.url), duration, sourceFile: null, media: { url: input.url, headers: {}, probe: probed } };
+    return { title: directTitle(input.url), duration, sourceFile: null, media: { url: input.url, headers: {}, probe: probed, maxBytes: limits.maxBytes } };
   }
 
   return {
@@ -239,7 +244,7 @@ export function createSourceActivities(deps: SourceDeps) {
 
     /** Checks the safety limits (duration, size, live) before anything is downloaded. */
     async probeSource(url: string): Promise<SourceSummary> {
-      return withinLimits(await probe(url));
+      return withinLimits(await probe(url), limitsOf({}));
     },
 
     /**
@@ -265,10 +270,11 @@ export function createSourceActivities(deps: SourceDeps) {
       } finally {
         stop();
       }
-      const summary = withinLimits(info);
+      const limits = limitsOf(input);
+      const summary = withinLimits(info, limits);
       assertClip(input, summary.duration);
       const media = input.reads === 'whole' ? null : seekableFormat(info, input.reads);
-      if (media && (await servesRanges(media.url, media.headers))) return { ...summary, sourceFile: null, media: { ...media, probe: null } };
+      if (media && (await servesRanges(media.url, media.headers))) return { ...summary, sourceFile: null, media: { ...media, probe: null, maxBytes: limits.maxBytes } };
       const workDir = storage.workDirOf(input.jobId);
       const infoJson = path.join(workDir, 'download', 'probe.info.json');
       await fs.mkdir(path.dirname(infoJson), { recursive: true });
@@ -288,7 +294,7 @@ export function createSourceActivities(deps: SourceDeps) {
         throw asRefusal(err);
       });
       if (direct) return fetchDirect(input, direct.length);
-      const filter = [config.allowLive ? null : '!is_live', `duration <=? ${config.maxSourceDurationSeconds}`].filter(Boolean).join(' & ');
+      const filter = [config.allowLive ? null : '!is_live', `duration <=? ${limitsOf(input).maxSeconds}`].filter(Boolean).join(' & ');
       const file = await ytdlpDownload(input, { matchFilter: filter, writeInfoJson: true });
       const info = JSON.parse(await fs.readFile(path.join(path.dirname(file), 'source.info.json'), 'utf8')) as YtDlpInfo;
       const workDir = storage.workDirOf(input.jobId);
@@ -305,9 +311,19 @@ export function createSourceActivities(deps: SourceDeps) {
 
 export type SourceActivities = ReturnType<typeof createSourceActivities>;
 
-function toFailure(err: unknown): unknown {
+function toFailure(err: unknown, limits?: SourceLimits): unknown {
   if (!(err instanceof YtDlpError)) return err;
+  // yt-dlp's own limit checks, said with the limit and who sets it
+  if (limits && /larger than the limit/.test(err.message)) return overLimit(tooLargeMessage(limits));
+  if (limits && err.kind === 'filtered' && err.message.startsWith('The source is outside the limits')) {
+    return overLimit(`The source is outside the limits: a live stream, or longer than ${formatSeconds(limits.maxSeconds)}, the limit of ${limits.secondsSetBy}`);
+  }
   return classifiedFailure(err.kind === 'filtered' ? 'rejected' : err.kind, err.message, 'YtDlpFailed');
+}
+
+/** A source past one of its limits: the job fails at once (another try would fetch the same bytes), refunded. */
+function overLimit(message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, FAILURE_TYPES.rejected);
 }
 
 function fileNameOf(url: string): string {
@@ -354,6 +370,9 @@ function assertClip(input: Pick<ResolveSourceInput, 'clipStart' | 'clipEnd'>, du
   const problem = clipProblem(input.clipStart ?? null, input.clipEnd ?? null, duration);
   if (problem) throw ApplicationFailure.nonRetryable(problem, FAILURE_TYPES.rejected);
 }
+
+// yt-dlp's extractors for media named by an ordinary page (Open Graph, JSON-LD, <video> elements)
+const PAGE_EXTRACTORS = new Set(['Generic', 'HTML5MediaEmbed']);
 
 // Containers ffmpeg seeks in over HTTP with range requests, all on the input policy's format list.
 const SEEKABLE_EXT = new Set(['mp4', 'm4v', 'mov', 'webm', 'mkv']);

@@ -9,6 +9,7 @@ import { httpHeaderOptions } from '../engines/ffmpeg/input-policy';
 import type { Config } from '../lib/config';
 import { FAILURE_TYPES } from '../lib/jobs';
 import { log } from '../lib/logger';
+import { formatBytes } from '../lib/plans';
 import { refusalFailure, throughEgress } from './egress-run';
 import { alive, progressReporter } from './heartbeat';
 import { durationOf, probeDownloaded, roundMs, toolFailure, videoStreamOf } from './media-probe';
@@ -23,6 +24,8 @@ export interface RemoteMedia {
   headers: Record<string, string>;
   /** ffprobe of the URL when the fetch step already made one (saves a second one here). */
   probe: ProbeResult | null;
+  /** The job's size limit, for a download when reading in place fails (absent: the service's own). */
+  maxBytes?: number;
 }
 
 /** Where a processing step reads its source: a downloaded file (relative to the job's work folder), or a URL. */
@@ -118,10 +121,12 @@ async function downloadMedia(limits: SourceReadDeps['limits'], workDir: string, 
   const file = path.join(workDir, 'download', `source.${ext}`);
   await fs.mkdir(path.dirname(file), { recursive: true });
   try {
-    await alive(() => downloadDirectMedia(media.url, file, { allowPrivate: limits.allowPrivateNetwork, maxBytes: limits.maxSourceBytes, headers: media.headers, signal: Context.current().cancellationSignal }));
+    await alive(() => downloadDirectMedia(media.url, file, { allowPrivate: limits.allowPrivateNetwork, maxBytes: media.maxBytes ?? limits.maxSourceBytes, headers: media.headers, signal: Context.current().cancellationSignal }));
   } catch (err) {
     if (err instanceof EgressRefusedError) throw refusalFailure(err);
-    throw ApplicationFailure.retryable(`Downloading the source failed: ${(err as Error).message}`, 'DirectDownloadFailed');
+    const message = (err as Error).message;
+    if (/larger than the limit/.test(message)) throw ApplicationFailure.nonRetryable(`The source is larger than ${formatBytes(media.maxBytes ?? limits.maxSourceBytes)}, the limit of this job`, FAILURE_TYPES.rejected);
+    throw ApplicationFailure.retryable(`Downloading the source failed: ${message}`, 'DirectDownloadFailed');
   }
   return file;
 }

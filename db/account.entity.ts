@@ -1,16 +1,8 @@
 import { EntitySchema } from '@mikro-orm/core';
+import type { PlanName } from '../lib/plans';
 
-export const PLANS = {
-  free: { requestsPerMinute: 10, monthlyCredits: 25 },
-  starter: { requestsPerMinute: 60, monthlyCredits: 1_000 },
-  pro: { requestsPerMinute: 200, monthlyCredits: 2_000 },
-  growth: { requestsPerMinute: 500, monthlyCredits: 10_000 },
-  business: { requestsPerMinute: 1_000, monthlyCredits: 35_000 },
-  // the contract's custom plan "with higher limits"; its figures are set here until sales sets them per account
-  enterprise: { requestsPerMinute: 10_000, monthlyCredits: 100_000 },
-} as const;
-export type PlanName = keyof typeof PLANS;
-export const PLAN_NAMES = Object.keys(PLANS) as PlanName[];
+// the plan table lives with the other plan rules; re-exported for the callers that read it from here
+export { PLANS, PLAN_NAMES, type PlanName } from '../lib/plans';
 
 export class Account {
   id!: string;

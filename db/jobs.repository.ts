@@ -2,6 +2,7 @@
 // happy path (failure with refund) lives here once.
 import type { EntityManager, FilterQuery } from '@mikro-orm/core';
 import type { JobStatus, JobType, MediaJobInput } from '../lib/jobs';
+import type { PlanName } from '../lib/plans';
 import { refundJob } from './credits.repository';
 import { Job } from './job.entity';
 
@@ -47,8 +48,8 @@ export async function failJobWithRefund(em: EntityManager, jobId: string, errorM
 }
 
 /** The workflow input of a job, rebuilt from its row (for a workflow that may never have started). */
-export function jobInputOf(job: Job): MediaJobInput {
-  return { jobId: job.id, jobType: job.jobType, sourceUrl: job.sourceUrl, params: job.parameters, accountId: job.accountId } as MediaJobInput;
+export function jobInputOf(job: Job, plan?: PlanName): MediaJobInput {
+  return { jobId: job.id, jobType: job.jobType, sourceUrl: job.sourceUrl, params: job.parameters, accountId: job.accountId, plan } as MediaJobInput;
 }
 
 /** Jobs still pending since before `createdBefore`, oldest first: their workflow may never have been started. */

@@ -2,6 +2,12 @@ import path from 'node:path';
 import { z } from 'zod';
 import { isTaskQueue, TASK_QUEUES, type TaskQueue } from './queues';
 
+/**
+ * The largest picture any decoder may allocate (8K DCI, 8192×4320): a small file that declares a
+ * huge picture (an "image bomb") is refused before its frame buffer exists.
+ */
+export const DEFAULT_MAX_SOURCE_PIXELS = 8192 * 4320;
+
 const flag = z
   .string()
   .optional()
@@ -21,6 +27,7 @@ const EnvSchema = z.object({
   ALLOW_PRIVATE_NETWORK: flag,
   MAX_SOURCE_DURATION_SECONDS: z.coerce.number().positive().default(4 * 3600),
   MAX_SOURCE_BYTES: z.coerce.number().positive().default(4 * 1024 ** 3),
+  MAX_SOURCE_PIXELS: z.coerce.number().int().positive().default(DEFAULT_MAX_SOURCE_PIXELS),
   ALLOW_LIVE: flag,
   YTDLP_PATH: z.string().optional(),
   YTDLP_PLUGIN_DIRS: z.string().optional(),
@@ -84,6 +91,8 @@ export type Config = {
   allowPrivateNetwork: boolean;
   maxSourceDurationSeconds: number;
   maxSourceBytes: number;
+  /** The largest picture (width × height) any decoder may allocate; larger sources are refused. */
+  maxSourcePixels: number;
   allowLive: boolean;
   ytdlpPath: string;
   /** Extra yt-dlp plugin folders (`--plugin-dirs`), from YTDLP_PLUGIN_DIRS (path-delimiter separated). */
@@ -155,6 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowPrivateNetwork: e.ALLOW_PRIVATE_NETWORK,
     maxSourceDurationSeconds: e.MAX_SOURCE_DURATION_SECONDS,
     maxSourceBytes: e.MAX_SOURCE_BYTES,
+    maxSourcePixels: e.MAX_SOURCE_PIXELS,
     allowLive: e.ALLOW_LIVE,
     ytdlpPath: e.YTDLP_PATH ?? path.join(projectRoot, '.venv/bin/yt-dlp'),
     ytdlpPluginDirs: (e.YTDLP_PLUGIN_DIRS ?? '').split(path.delimiter).filter(Boolean).map((d) => path.resolve(d)),

@@ -1,5 +1,6 @@
 // Job types, states and the workflow boundary: pure, so the workflow bundle can load it.
 import type { JobParams } from './operations';
+import type { PlanName } from './plans';
 
 export const JOB_TYPES = ['download', 'transcribe', 'translate', 'preview', 'fingerprint', 'comments'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
@@ -8,7 +9,8 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 
 /** The workflow input of one job: a discriminated union over the job types. */
 export type MediaJobInput = {
-  [T in JobType]: { jobId: string; jobType: T; sourceUrl: string; params: JobParams<T>; accountId?: string };
+  // plan: the account's plan at creation (its source limits); absent on jobs started by older releases
+  [T in JobType]: { jobId: string; jobType: T; sourceUrl: string; params: JobParams<T>; accountId?: string; plan?: PlanName };
 }[JobType];
 
 /** What an operation hands back for the job row. */

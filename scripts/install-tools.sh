@@ -18,6 +18,8 @@ command -v mvn >/dev/null || missing+=(maven)
 command -v go >/dev/null || missing+=(golang-go)
 # Debian's Chromium: the dashboard's browser tests drive it with playwright-core (no browser download)
 command -v chromium >/dev/null || missing+=(chromium)
+# GNU time: tests read the peak memory of the tools the service runs
+[ -x /usr/bin/time ] || missing+=(time)
 if [ ${#missing[@]} -gt 0 ]; then
   say "apt-get install ${missing[*]}"
   $SUDO apt-get update -qq

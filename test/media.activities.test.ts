@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createSourceActivities, type SourceDeps } from '../activities/source.activities';
 import { createDownloadActivities } from '../activities/download.activities';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
@@ -25,6 +29,7 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
   const ytdlp = createYtDlpEngine({ binary: config.ytdlpPath, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
   let egress: EgressProxy;
   const ffmpeg = createFfmpegEngine(config);
+  const execFileP = promisify(execFile);
   const limits: SourceDeps['config'] = { allowPrivateNetwork: true, maxSourceDurationSeconds: 4 * 3600, maxSourceBytes: 4 * 1024 ** 3, allowLive: false };
 
   before(async () => {
@@ -58,6 +63,17 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
         assert.equal(typeof f.audio_only, 'boolean');
       }
       for (const k of ['view_count', 'like_count', 'channel', 'channel_url']) assert.ok(k in info, k);
+    });
+
+    it('a page showing one video three ways (og:video, JSON-LD, <video>) with no duration: one video, the page\'s title, the duration measured; jobs see the same', async () => {
+      const url = fx.url('/watch/two-views');
+      const info = await runActivity(fetchActs().readInfo, url);
+      assert.equal(info.title, FIXTURE.page.title);
+      assert.ok(Math.abs((info.duration ?? 0) - FIXTURE.durationSeconds) < 0.1, `duration ${info.duration}`);
+      assert.deepEqual(info.formats.map((f) => f.height), [480], 'one video, not two numbered copies');
+      const jobId = crypto.randomUUID();
+      const source = await runActivity(fetchActs().resolveSource, { jobId, url, quality: '720p', format: null, reads: 'whole', progressRange: [0, 40] });
+      assert.equal(source.title, FIXTURE.page.title);
     });
 
     it('measures a direct media file with ffprobe: duration, dimensions, codecs, size', async () => {
@@ -99,7 +115,7 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
 
   describe('probeSource limits', () => {
     it('refuses a source longer than the maximum duration', async () => {
-      await expectNonRetryable(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).probeSource, fx.url('/hls/master.m3u8')), FAILURE_TYPES.rejected, /over the limit of 2 s/);
+      await expectNonRetryable(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).probeSource, fx.url('/hls/master.m3u8')), FAILURE_TYPES.rejected, /^The source is longer than 2 s, the limit of this service \(it is 4 s long\)$/);
     });
     it('fetchSource enforces the same limits in one yt-dlp run and returns the file with title and duration', async () => {
       const jobId = crypto.randomUUID();
@@ -115,8 +131,8 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
 
     it('fetchSource takes a direct media file without yt-dlp, with the same limits', async () => {
       const input = { jobId: crypto.randomUUID(), url: fx.url('/media/audio.m4a'), quality: 'audio' as const, format: null, progressRange: [0, 15] as [number, number] };
-      await expectNonRetryable(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).fetchSource, input), FAILURE_TYPES.rejected, /outside the limits/);
-      await expectNonRetryable(runActivity(fetchActs({ maxSourceBytes: 1000 }).fetchSource, { ...input, jobId: crypto.randomUUID() }), FAILURE_TYPES.rejected, /over the limit of 1000 bytes/);
+      await expectNonRetryable(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).fetchSource, input), FAILURE_TYPES.rejected, /^The source is longer than 2 s, the limit of this service \(it is 4 s long\)$/);
+      await expectNonRetryable(runActivity(fetchActs({ maxSourceBytes: 1000 }).fetchSource, { ...input, jobId: crypto.randomUUID() }), FAILURE_TYPES.rejected, /^The source is larger than 1000 bytes, the limit of this service \(it is [\d.]+ KiB\)$/);
       await expectNonRetryable(runActivity(fetchActs({ allowPrivateNetwork: false }).fetchSource, { ...input, jobId: crypto.randomUUID() }), FAILURE_TYPES.rejected, /private or reserved/);
       const okJob = crypto.randomUUID();
       const got = await runActivity(fetchActs().fetchSource, { ...input, jobId: okJob });
@@ -206,5 +222,59 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
         /404/,
       );
     });
+  });
+
+  describe('source limits while streaming: a source that never ends stops at its plan\'s limit, once', () => {
+    let endless: { url(type: string): string; served: { requests: number; downloads: number; bytes: number }; close(): Promise<void> };
+
+    before(async () => {
+      // 60 s of 32 kbit/s MP3 with no Xing or ID3 header: repeated, it is one endless valid stream
+      const loop = path.join(os.tmpdir(), 'mediasvc-endless-loop-v1.mp3');
+      if (!fs.existsSync(loop)) {
+        await execFileP('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=300:sample_rate=22050:duration=60', '-ac', '1', '-c:a', 'libmp3lame', '-b:a', '32k', '-write_xing', '0', '-id3v2_version', '0', '-f', 'mp3', `${loop}.tmp`]);
+        fs.renameSync(`${loop}.tmp`, loop);
+      }
+      const chunk = fs.readFileSync(loop);
+      // a download is a request that was read past 1 MB (yt-dlp's extractor also opens the URL to sniff its first bytes)
+      const served = { requests: 0, downloads: 0, bytes: 0 };
+      const server = http.createServer((req, res) => {
+        const type = req.url?.includes('octet') ? 'application/octet-stream' : 'audio/mpeg';
+        res.writeHead(200, { 'content-type': type });
+        if (req.method === 'HEAD') return void res.end();
+        served.requests++;
+        let sent = 0;
+        // paced at 8 MB/s, as a fast link would deliver it, never ending
+        const timer = setInterval(() => {
+          for (let i = 0; i < 4 && !res.destroyed; i++) {
+            res.write(chunk);
+            served.bytes += chunk.length;
+            sent += chunk.length;
+            if (sent - chunk.length < 1e6 && sent >= 1e6) served.downloads++;
+          }
+        }, 125);
+        res.on('close', () => clearInterval(timer));
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+      const port = (server.address() as AddressInfo).port;
+      endless = {
+        url: (type) => `http://127.0.0.1:${port}/radio-${type}.mp3`,
+        served,
+        close: () => new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); }),
+      };
+    });
+    after(async () => endless?.close());
+
+    for (const type of ['audio', 'octet'] as const) {
+      it(`${type === 'audio' ? 'a direct audio/mpeg stream (read by Node)' : 'an application/octet-stream (read by yt-dlp)'}: failed at the free plan's hour, not retried, said plainly`, async () => {
+        const before = { ...endless.served };
+        const input = { jobId: crypto.randomUUID(), plan: 'free' as const, url: endless.url(type), quality: 'audio' as const, format: null, progressRange: [0, 15] as [number, number] };
+        await expectNonRetryable(runActivity(fetchActs().fetchSource, input), FAILURE_TYPES.rejected, /^The source is longer than 1 h, the limit of the free plan$/);
+        const bytes = endless.served.bytes - before.bytes;
+        console.log(`      ${type}: stopped after ${(bytes / 1e6).toFixed(1)} MB served in ${endless.served.requests - before.requests} request(s), ${endless.served.downloads - before.downloads} of them read past 1 MB; 1 h of it is ${(32_000 / 8 * 3600 / 1e6).toFixed(1)} MB`);
+        assert.equal(endless.served.downloads - before.downloads, 1, 'one download: a limit is never retried');
+        assert.ok(bytes < 64e6, `${bytes} bytes served: the stream was not stopped near its limit`);
+        assert.ok(bytes > (32_000 / 8) * 3600 * 0.9, `${bytes} bytes: stopped before the limit was reached`);
+      });
+    }
   });
 });

@@ -54,7 +54,7 @@ function database(deps: QueueDeps): MikroORM {
 }
 
 function ytdlpOptions(config: Config) {
-  return { binary: config.ytdlpPath, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, pluginDirs: config.ytdlpPluginDirs };
+  return { binary: config.ytdlpPath, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, pluginDirs: config.ytdlpPluginDirs, maxSourcePixels: config.maxSourcePixels };
 }
 
 function egressOf(deps: QueueDeps): EgressProxy {

@@ -15,6 +15,7 @@ import {
 import { ApplicationFailureCategory, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import { CANCELLED_MESSAGE, FAILURE_TYPES, type JobEnd, type JobStatus, type MediaJobInput } from '../lib/jobs';
 import { ACCOUNT_ID, JOB_ID, JOB_STATUS } from '../lib/search-attributes';
+import { withoutInternals } from '../lib/user-text';
 import { control } from './activity-proxies';
 import { runOperation } from './runners';
 import { webhookDeliveryWorkflow } from './webhook-delivery.workflow';
@@ -101,6 +102,10 @@ const PHRASED: string[] = ['YtDlpFailed', 'DirectDownloadFailed', 'CommentsFaile
  * output (the worker logs that).
  */
 export function describeFailure(err: unknown): string {
+  return withoutInternals(failureSentence(err));
+}
+
+function failureSentence(err: unknown): string {
   let cur: unknown = err;
   while (cur instanceof ActivityFailure && cur.cause) cur = cur.cause;
   if (cur instanceof TimeoutFailure) return 'The job timed out: a processing step took too long or its worker stopped responding';

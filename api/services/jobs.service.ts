@@ -66,7 +66,7 @@ export async function createJob(em: EntityManager, deps: ApiDeps, account: Accou
 
   // The committed row is the outbox entry: the dispatcher starts its workflow now, and the reconciler
   // (a Temporal Schedule) starts it later if this process dies first. The caller never waits on Temporal.
-  deps.dispatcher.dispatch({ jobId, jobType, sourceUrl: params.url, params, accountId: account.id } as MediaJobInput);
+  deps.dispatcher.dispatch({ jobId, jobType, sourceUrl: params.url, params, accountId: account.id, plan: account.plan } as MediaJobInput);
   jobsCreated.inc({ type: jobType });
   creditsCharged.inc({ for: jobType }, cost);
   log.info({ job_id: jobId, job_type: jobType, account_id: account.id, status: 'pending', credits: cost }, 'job created');

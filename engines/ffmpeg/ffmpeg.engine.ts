@@ -1,6 +1,6 @@
 import { runProcess } from '../child-process';
 import { guardInputs, httpHeaderOptions } from './input-policy';
-import { FfmpegError } from './media-problems';
+import { FfmpegError, OVERSIZED } from './media-problems';
 
 export interface ProbeStream {
   codec_type?: string;
@@ -66,10 +66,10 @@ export interface FfmpegEngine {
 }
 
 /** The system ffmpeg/ffprobe as child processes, every input guarded by the input policy. */
-export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: string }): FfmpegEngine {
+export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: string; maxSourcePixels?: number }): FfmpegEngine {
   /** `-progress pipe:1` prints key=value blocks on stdout; out_time_us drives onProgress. */
   async function run(req: FfmpegRunRequest): Promise<{ log: string; progress: Record<string, string> }> {
-    const args = ['-hide_banner', '-nostdin', '-nostats', '-progress', 'pipe:1', ...guardInputs(req.args, req.proxyUrl)];
+    const args = ['-hide_banner', '-nostdin', '-nostats', '-progress', 'pipe:1', ...guardInputs(req.args, req.proxyUrl, opts.maxSourcePixels)];
     const progress: Record<string, string> = {};
     const res = await runProcess(opts.ffmpegPath, {
       args,
@@ -95,7 +95,7 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
   return {
     async probe(input, popts = {}) {
       const count = popts.countPackets ? ['-count_packets'] : [];
-      const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...count, ...guardInputs([...httpHeaderOptions(popts.headers), '-i', input], popts.proxyUrl)];
+      const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...count, ...guardInputs([...httpHeaderOptions(popts.headers), '-i', input], popts.proxyUrl, opts.maxSourcePixels)];
       const res = await runProcess(opts.ffprobePath, { args, signal: popts.signal });
       type Probed = { format?: Record<string, unknown>; streams?: ProbeStream[] };
       let data: Probed | null = null;
@@ -104,6 +104,8 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
       } catch {
         data = null;
       }
+      // a picture over the budget is not decoded, and ffprobe still exits 0: it is refused here
+      if (OVERSIZED.test(res.stderr)) throw new FfmpegError('ffprobe refused a picture over the pixel budget', res.stderr);
       if (!data?.format) throw new FfmpegError(`ffprobe could not read the media: ${res.stderr.trim().split('\n')[0] || `exit code ${String(res.code)}`}`, res.stderr);
       const f = data.format;
       return { format: { format_name: f.format_name as string | undefined, duration: num(f.duration), size: num(f.size), bit_rate: num(f.bit_rate) }, streams: data.streams ?? [] };

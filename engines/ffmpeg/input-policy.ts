@@ -3,7 +3,7 @@
 // to media containers, so a "video" that is really an HLS/DASH playlist or a concat list (which
 // would open further files and URLs) is refused rather than followed.
 import path from 'node:path';
-import { projectRoot } from '../../lib/config';
+import { DEFAULT_MAX_SOURCE_PIXELS, projectRoot } from '../../lib/config';
 
 export const INPUT_FORMATS = [
   'mov', 'matroska', 'mpegts', 'flv', 'ogg', 'wav', 'w64', 'mp3', 'aac', 'ac3', 'eac3', 'flac', 'aiff', 'caf', 'avi', 'asf', 'mpeg',
@@ -13,16 +13,20 @@ export const INPUT_FORMATS = [
   'image2',
 ].join(',');
 
+// A URL is never read as a still image: image demuxers decode whatever size the file declares.
+const URL_INPUT_FORMATS = INPUT_FORMATS.split(',').filter((f) => !['png_pipe', 'jpeg_pipe', 'webp_pipe', 'image2'].includes(f)).join(',');
+
 const LOCAL_PROTOCOLS = 'file,pipe';
 const PROXIED_PROTOCOLS = 'http,https,tcp,tls,httpproxy';
 
-/** Input options for one input: local files only, or a URL through the egress proxy. */
-export function inputGuard(input: string, proxyUrl: string | undefined): string[] {
+/** Input options for one input: local files only, or a URL through the egress proxy; pictures within the pixel budget. */
+export function inputGuard(input: string, proxyUrl: string | undefined, maxPixels = DEFAULT_MAX_SOURCE_PIXELS): string[] {
+  const budget = ['-max_pixels', String(maxPixels)];
   if (/^https?:\/\//i.test(input)) {
     if (!proxyUrl) throw new Error('a URL input needs the egress proxy');
-    return ['-protocol_whitelist', PROXIED_PROTOCOLS, '-http_proxy', proxyUrl, '-format_whitelist', INPUT_FORMATS];
+    return ['-protocol_whitelist', PROXIED_PROTOCOLS, '-http_proxy', proxyUrl, '-format_whitelist', URL_INPUT_FORMATS, ...budget];
   }
-  return ['-protocol_whitelist', LOCAL_PROTOCOLS, '-format_whitelist', INPUT_FORMATS];
+  return ['-protocol_whitelist', LOCAL_PROTOCOLS, '-format_whitelist', INPUT_FORMATS, ...budget];
 }
 
 /**
@@ -37,10 +41,10 @@ export function httpHeaderOptions(headers: Record<string, string> | undefined): 
 }
 
 /** The arguments with each `-i X` preceded by the guard for X. */
-export function guardInputs(args: string[], proxyUrl?: string): string[] {
+export function guardInputs(args: string[], proxyUrl?: string, maxPixels?: number): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
-    if (args[i] === '-i' && i + 1 < args.length) out.push(...inputGuard(args[i + 1]!, proxyUrl));
+    if (args[i] === '-i' && i + 1 < args.length) out.push(...inputGuard(args[i + 1]!, proxyUrl, maxPixels));
     out.push(args[i]!);
   }
   return out;
@@ -50,6 +54,6 @@ export function guardInputs(args: string[], proxyUrl?: string): string[] {
 export const SANDBOX_BIN_DIR = path.join(projectRoot, 'engines', 'ffmpeg', 'sandbox');
 
 /** Environment the wrappers read: the real binaries and the allowed formats. */
-export function sandboxEnv(ffmpegPath: string, ffprobePath: string): NodeJS.ProcessEnv {
-  return { MEDIASVC_REAL_FFMPEG: ffmpegPath, MEDIASVC_REAL_FFPROBE: ffprobePath, MEDIASVC_INPUT_FORMATS: INPUT_FORMATS };
+export function sandboxEnv(ffmpegPath: string, ffprobePath: string, maxPixels = DEFAULT_MAX_SOURCE_PIXELS): NodeJS.ProcessEnv {
+  return { MEDIASVC_REAL_FFMPEG: ffmpegPath, MEDIASVC_REAL_FFPROBE: ffprobePath, MEDIASVC_INPUT_FORMATS: INPUT_FORMATS, MEDIASVC_MAX_PIXELS: String(maxPixels) };
 }

@@ -17,8 +17,13 @@ const KNOWN: KnownProblem[] = [
   { pattern: /Invalid data found when processing input|could not find codec parameters|Unknown input format|unsupported codec|Decoder \(codec [^)]*\) not found/i, words: 'it is not audio or video in a format that can be read' },
 ];
 
+/** libavutil's refusal of a picture over `-max_pixels` (the decoder allocates nothing for it). */
+export const OVERSIZED = /Picture size (\d+)x(\d+) exceeds specified max pixel count (\d+)/;
+
 /** The source's problem named in a tool log, or null when the log names none this service knows. */
 export function mediaProblemOf(log: string): string | null {
+  const big = OVERSIZED.exec(log);
+  if (big) return `its picture is ${big[1]}×${big[2]} pixels, more than the limit of ${(Number(big[3]) / 1e6).toFixed(1)} megapixels`;
   for (const k of KNOWN) if (k.pattern.test(log)) return k.words;
   return null;
 }

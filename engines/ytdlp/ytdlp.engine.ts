@@ -1,7 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { runProcess } from '../child-process';
+import { projectRoot } from '../../lib/config';
+import { withoutInternals } from '../../lib/user-text';
 import { SANDBOX_BIN_DIR, sandboxEnv } from '../ffmpeg/input-policy';
+
+const SITE_DIR = path.join(projectRoot, 'engines', 'ytdlp', 'site');
 
 /** The subset of yt-dlp's info dict this service reads. */
 export interface YtDlpFormat {
@@ -130,6 +134,8 @@ export interface YtDlpEngineOptions {
   /** Extra yt-dlp plugin folders (`--plugin-dirs`), e.g. from YTDLP_PLUGIN_DIRS. */
   pluginDirs?: string[];
   extraArgs?: string[];
+  /** The decoders' pixel budget for the ffmpeg and ffprobe runs yt-dlp makes (input-policy's default when unset). */
+  maxSourcePixels?: number;
 }
 
 const PROGRESS_PREFIX = 'MEDIASVC-PROGRESS ';
@@ -139,7 +145,7 @@ const PROGRESS_PREFIX = 'MEDIASVC-PROGRESS ';
  * HLS and DASH fetched by yt-dlp itself (so each segment and key goes through the proxy), and ffmpeg
  * only through the sandbox wrappers (local media files only).
  */
-export function ytdlpInvocation(opts: Pick<YtDlpEngineOptions, 'binary' | 'ffmpegPath' | 'ffprobePath' | 'pluginDirs' | 'extraArgs'>) {
+export function ytdlpInvocation(opts: Pick<YtDlpEngineOptions, 'binary' | 'ffmpegPath' | 'ffprobePath' | 'pluginDirs' | 'extraArgs' | 'maxSourcePixels'>) {
   const args = [
     '--ignore-config',
     '--no-playlist',
@@ -156,7 +162,9 @@ export function ytdlpInvocation(opts: Pick<YtDlpEngineOptions, 'binary' | 'ffmpe
     ...(opts.pluginDirs ?? []).flatMap((d) => ['--plugin-dirs', d]),
     ...(opts.extraArgs ?? []),
   ];
-  const env = { ...process.env, ...sandboxEnv(opts.ffmpegPath, opts.ffprobePath) };
+  // site/sitecustomize.py limits yt-dlp's own fetches to http(s) (no data: or ftp: segments)
+  const pythonPath = [SITE_DIR, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter);
+  const env = { ...process.env, ...sandboxEnv(opts.ffmpegPath, opts.ffprobePath, opts.maxSourcePixels), PYTHONPATH: pythonPath };
   /** The arguments of one run: the common ones, the proxy, then the run's own. */
   return (proxyUrl: string, own: string[]) => ({ args: [...args, '--proxy', proxyUrl, ...own], env });
 }
@@ -230,7 +238,7 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
   };
 }
 
-type InfoLike = { _type?: string; url?: string; title?: string; entries?: InfoLike[] };
+type InfoLike = { _type?: string; id?: string; url?: string; title?: string; extractor_key?: string; entries?: InfoLike[] };
 
 /**
  * A "playlist" whose entries are all the same media file is one video: pages that name their video
@@ -260,7 +268,20 @@ export function parseSingleVideoJson<T extends InfoLike>(stdout: string): T {
     if (!one) throw new YtDlpError('unsupported', 'The URL is a playlist; pass the URL of a single video');
     return one;
   }
-  return info;
+  return unnumbered(info);
+}
+
+/**
+ * yt-dlp numbers the videos it finds in a page ("Title (1)", id "page-1") even when the page's
+ * views of one file (og:video, JSON-LD, a <video> element) leave a single one: the page's title is
+ * the video's title.
+ */
+function unnumbered<T extends InfoLike>(info: T): T {
+  const n = /-(\d+)$/.exec(info.id ?? '')?.[1];
+  const suffix = n ? ` (${n})` : null;
+  if (!suffix || !info.title?.endsWith(suffix) || !/^(HTML5MediaEmbed|Generic)$/.test(info.extractor_key ?? '')) return info;
+  const title = info.title.slice(0, -suffix.length);
+  return { ...info, title, fulltitle: title };
 }
 
 const HTTP_REASON: Record<string, string> = { '401': 'login required', '403': 'access denied', '404': 'not found', '410': 'gone', '429': 'too many requests' };
@@ -281,6 +302,12 @@ export function classify(stderr: string, url: string): YtDlpError {
   const line = raw.replace(/\s*\(caused by .*$/, '').replace(/;\s*please report this issue.*$/i, '').replace(/\s+/g, ' ').trim();
   const make = (kind: YtDlpErrorKind, message: string) => Object.assign(new YtDlpError(kind, message), { raw });
   if (/file:\/\/ URLs are disabled/i.test(line)) return make('filtered', 'The source refers to local files (file:// URLs), which are never read');
+  const scheme = /Unsupported url scheme:? "?([a-z][a-z0-9+.-]*)/i.exec(line);
+  if (scheme) return make('filtered', `The source refers to ${scheme[1]!.toLowerCase()}: URLs, which are never read (only http and https are)`);
+  // a redirect to a host name no resolver would take ("localhost..", an empty label)
+  if (/idna|label empty or too long|InvalidURL|Failed to parse|nonnumeric port|Invalid (host|URL)/i.test(line)) {
+    return make('filtered', 'The source redirected to an address that is not a valid host name');
+  }
   if (/Unsupported URL|no video formats|No media found|not a valid URL|is not a valid URL/i.test(line)) {
     return make('unsupported', `No platform handler supports ${url}: it is not a video page, a playlist of one video, or a media file`);
   }
@@ -291,5 +318,5 @@ export function classify(stderr: string, url: string): YtDlpError {
   if (/ffmpeg exited with code/i.test(line)) {
     return make('unsupported', 'The stream can only be fetched by handing it to ffmpeg (e.g. SAMPLE-AES encryption or a live stream), which this service does not do');
   }
-  return make('failed', `Reading the source failed: ${line}`);
+  return make('failed', `Reading the source failed: ${withoutInternals(line)}`);
 }

@@ -340,6 +340,25 @@ function ogTwicePage(baseUrl: string): string {
 `;
 }
 
+/** One video seen three ways, none with a duration: og:video, a JSON-LD VideoObject's contentUrl and a <video> element. */
+function twoViewsPage(baseUrl: string): string {
+  const p = FIXTURE.page;
+  const ld = JSON.stringify({ '@context': 'https://schema.org', '@type': 'VideoObject', name: p.title, contentUrl: `${baseUrl}/media/v480.mp4`, uploadDate: p.uploadDate });
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>${escapeHtml(p.title)}</title>
+<meta property="og:title" content="${escapeHtml(p.title)}">
+<meta property="og:video" content="${escapeHtml(baseUrl)}/media/v480.mp4">
+<meta property="og:video:type" content="video/mp4">
+<script type="application/ld+json">${ld.replace(/</g, '\\u003c')}</script>
+</head>
+<body><h1>${escapeHtml(p.title)}</h1><video src="/media/v480.mp4" controls></video></body>
+</html>
+`;
+}
+
 function html5Page(): string {
   return `<!DOCTYPE html>
 <html lang="en">
@@ -512,6 +531,9 @@ export async function startFixturePlatform(opts?: FixturePlatformOptions): Promi
         return;
       case '/watch/og-twice':
         sendBody(req, res, 200, html, ogTwicePage(baseUrl));
+        return;
+      case '/watch/two-views':
+        sendBody(req, res, 200, html, twoViewsPage(baseUrl));
         return;
       case '/watch/html5':
         sendBody(req, res, 200, html, html5Page());

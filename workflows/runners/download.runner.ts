@@ -6,14 +6,14 @@ import { mediaFetch, mediaProcess } from '../activity-proxies';
 import type { OperationRunner } from './types';
 
 /** Download: check limits, fetch the rendition, deliver it in the requested format (clipped and processed if asked). */
-export const runDownload: OperationRunner<'download'> = async ({ jobId, params }) => {
+export const runDownload: OperationRunner<'download'> = async ({ jobId, params, plan }) => {
   const clipStart = params.clip_start === null ? null : parseTimeString(params.clip_start);
   const clipEnd = params.clip_end === null ? null : parseTimeString(params.clip_end);
   const processing = params.processing ?? [];
   if (patched('source-once-v1')) {
     // one step for the source: limits, clip range and download from a single yt-dlp extraction (none for a plain file)
     const plain = clipStart === null && clipEnd === null && processing.length === 0;
-    const source = await mediaFetch.resolveSource({ jobId, url: params.url, quality: params.quality, format: params.format, reads: 'whole', clipStart, clipEnd, progressRange: [0, plain ? 80 : 50] });
+    const source = await mediaFetch.resolveSource({ jobId, plan, url: params.url, quality: params.quality, format: params.format, reads: 'whole', clipStart, clipEnd, progressRange: [0, plain ? 80 : 50] });
     const sourceFile = source.sourceFile!;
     if (plain) return mediaProcess.finalizeDownload({ jobId, sourceFile, quality: params.quality, format: params.format, title: source.title, progressRange: [80, 99] });
     return mediaProcess.processDownload({ jobId, sourceFile, quality: params.quality, format: params.format, title: source.title, clipStart, clipEnd, processing, progressRange: [50, 99] });

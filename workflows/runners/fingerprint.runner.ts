@@ -5,7 +5,7 @@ import { mediaFetch, mediaProcess } from '../activity-proxies';
 import type { OperationRunner } from './types';
 
 /** Fingerprint: check limits, fetch a 720p rendition (or seek in it in place), hash one frame. */
-export const runFingerprint: OperationRunner<'fingerprint'> = async ({ jobId, params }) => {
+export const runFingerprint: OperationRunner<'fingerprint'> = async ({ jobId, params, plan }) => {
   const timestamp = params.timestamp === null ? null : parseTimeString(params.timestamp);
   const pastEnd = (duration: number | null) => {
     if (timestamp !== null && duration !== null && timestamp >= duration) {
@@ -14,7 +14,7 @@ export const runFingerprint: OperationRunner<'fingerprint'> = async ({ jobId, pa
   };
   // one step for the source (one yt-dlp run at most; a seekable file is not downloaded at all)
   if (patched('source-once-v1')) {
-    const source = await mediaFetch.resolveSource({ jobId, url: params.url, quality: '720p', format: null, reads: 'video', progressRange: [0, 40] });
+    const source = await mediaFetch.resolveSource({ jobId, plan, url: params.url, quality: '720p', format: null, reads: 'video', progressRange: [0, 40] });
     pastEnd(source.duration);
     return mediaProcess.fingerprintFrame({ jobId, sourceFile: source.sourceFile, media: source.media, title: source.title, timestamp, hashSize: params.hash_size, progressRange: [40, 99] });
   }

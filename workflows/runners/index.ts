@@ -20,5 +20,5 @@ export const RUNNERS = {
 /** Runs the operation of a job (the type and its parameters travel together in the input). */
 export function runOperation(input: MediaJobInput): Promise<JobOutput> {
   const runner = RUNNERS[input.jobType] as OperationRunner<JobType>;
-  return runner({ jobId: input.jobId, params: input.params });
+  return runner({ jobId: input.jobId, params: input.params, plan: input.plan });
 }

@@ -3,12 +3,12 @@ import { mediaFetch, mediaProcess } from '../activity-proxies';
 import type { OperationRunner } from './types';
 
 /** Preview: check limits, fetch a rendition wide enough for the output (or seek in it in place), render the preview. */
-export const runPreview: OperationRunner<'preview'> = async ({ jobId, params }) => {
+export const runPreview: OperationRunner<'preview'> = async ({ jobId, params, plan }) => {
   const quality = params.width <= 1280 ? '720p' : 'best';
   if (patched('source-once-v1')) {
     // a clip needs the sound too; the other previews read only the picture
     const reads = params.preview_type === 'clip' ? 'av' : 'video';
-    const source = await mediaFetch.resolveSource({ jobId, url: params.url, quality, format: null, reads, progressRange: [0, 40] });
+    const source = await mediaFetch.resolveSource({ jobId, plan, url: params.url, quality, format: null, reads, progressRange: [0, 40] });
     return mediaProcess.makePreview({ jobId, sourceFile: source.sourceFile, media: source.media, params, progressRange: [40, 99] });
   }
   await mediaFetch.probeSource(params.url);

@@ -6,8 +6,8 @@ import type { OperationRunner } from './types';
  * Translate: as transcribe, then the text translation as a step of its own (Whisper's English and/or
  * Apertium), so retrying it never redoes the recognition.
  */
-export const runTranslate: OperationRunner<'translate'> = async ({ jobId, params }) => {
-  const { sourceFile } = await mediaFetch.fetchSource({ jobId, url: params.url, quality: 'audio', format: null, progressRange: [0, 15] });
+export const runTranslate: OperationRunner<'translate'> = async ({ jobId, params, plan }) => {
+  const { sourceFile } = await mediaFetch.fetchSource({ jobId, plan, url: params.url, quality: 'audio', format: null, progressRange: [0, 15] });
   if (!patched('speech-steps-v1')) return mediaSpeech.translate({ jobId, sourceFile, params, progressRange: [15, 99] });
   const recognition = await mediaSpeech.recognizeSpeech({ jobId, sourceFile, request: { kind: 'translate', params }, progressRange: [15, 93] });
   return mediaSpeech.translateTranscript({ jobId, params, recognition, progressRange: [93, 99] });

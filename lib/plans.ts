@@ -1,0 +1,62 @@
+// The plans, in one table: what each allows per minute and per month, and the largest source it takes.
+// A source limit above the service's own (MAX_SOURCE_BYTES, MAX_SOURCE_DURATION_SECONDS) is capped by it.
+
+const GiB = 1024 ** 3;
+const HOUR = 3600;
+
+export const PLANS = {
+  free: { requestsPerMinute: 10, monthlyCredits: 25, maxSourceBytes: 0.5 * GiB, maxSourceSeconds: 1 * HOUR },
+  starter: { requestsPerMinute: 60, monthlyCredits: 1_000, maxSourceBytes: 2 * GiB, maxSourceSeconds: 2 * HOUR },
+  pro: { requestsPerMinute: 200, monthlyCredits: 2_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR },
+  growth: { requestsPerMinute: 500, monthlyCredits: 10_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR },
+  business: { requestsPerMinute: 1_000, monthlyCredits: 35_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR },
+  // the contract's custom plan "with higher limits"; its figures are set here until sales sets them per account
+  enterprise: { requestsPerMinute: 10_000, monthlyCredits: 100_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR },
+} as const;
+export type PlanName = keyof typeof PLANS;
+export const PLAN_NAMES = Object.keys(PLANS) as PlanName[];
+
+/** The source limits a job runs under, and who sets each (a plan, or the service's own ceiling). */
+export interface SourceLimits {
+  maxBytes: number;
+  maxSeconds: number;
+  bytesSetBy: string;
+  secondsSetBy: string;
+}
+
+/** A plan's source limits under the service's ceiling; the ceiling alone for a job with no plan (started by an older release). */
+export function sourceLimits(plan: PlanName | undefined, ceiling: { maxSourceBytes: number; maxSourceDurationSeconds: number }): SourceLimits {
+  const p = plan ? PLANS[plan] : undefined;
+  const byPlan = (planValue: number | undefined, serviceValue: number) => planValue !== undefined && planValue <= serviceValue;
+  const bytesByPlan = byPlan(p?.maxSourceBytes, ceiling.maxSourceBytes);
+  const secondsByPlan = byPlan(p?.maxSourceSeconds, ceiling.maxSourceDurationSeconds);
+  return {
+    maxBytes: bytesByPlan ? p!.maxSourceBytes : ceiling.maxSourceBytes,
+    maxSeconds: secondsByPlan ? p!.maxSourceSeconds : ceiling.maxSourceDurationSeconds,
+    bytesSetBy: bytesByPlan ? `the ${plan} plan` : 'this service',
+    secondsSetBy: secondsByPlan ? `the ${plan} plan` : 'this service',
+  };
+}
+
+/** "The source is larger than 2 GiB, the limit of the starter plan" (with its size when known). */
+export function tooLargeMessage(limits: SourceLimits, size?: number | null): string {
+  return `The source is larger than ${formatBytes(limits.maxBytes)}, the limit of ${limits.bytesSetBy}${size ? ` (it is ${formatBytes(size)})` : ''}`;
+}
+
+/** "The source is longer than 1 h, the limit of the free plan" (with its duration when known). */
+export function tooLongMessage(limits: SourceLimits, seconds?: number | null): string {
+  return `The source is longer than ${formatSeconds(limits.maxSeconds)}, the limit of ${limits.secondsSetBy}${seconds ? ` (it is ${formatSeconds(Math.round(seconds))} long)` : ''}`;
+}
+
+export function formatBytes(n: number): string {
+  for (const [unit, size] of [['GiB', GiB], ['MiB', 1024 ** 2], ['KiB', 1024]] as const) {
+    if (n >= size) return `${Math.round((n / size) * 10) / 10} ${unit}`;
+  }
+  return `${n} bytes`;
+}
+
+export function formatSeconds(s: number): string {
+  if (s >= HOUR && s % 60 === 0) return s % HOUR === 0 ? `${s / HOUR} h` : `${Math.floor(s / HOUR)} h ${(s % HOUR) / 60} min`;
+  if (s >= 60 && s % 60 === 0) return `${s / 60} min`;
+  return `${s} s`;
+}
