@@ -12,6 +12,7 @@ import { loadConfig, type Config } from '../lib/config';
 import { log, setLogLevel } from '../lib/logger';
 import { isTaskQueue, TASK_QUEUES, type TaskQueue } from '../lib/queues';
 import { startApi, startMetricsServer, startWorkers, temporalAddress } from './runtime';
+import { QUEUE_TABLE } from '../workers/queues';
 
 // glibc read MALLOC_ARENA_MAX at start; children (ffmpeg, yt-dlp, Whisper) run with glibc's default
 if (process.env.MEDIASVC_DEFAULT_ARENAS) {
@@ -135,7 +136,7 @@ async function serve(config: Config, withApi: boolean, queues: TaskQueue[]): Pro
       await closeKeyUsage(orm.em);
       await orm.close();
     });
-    const needsOrm = withApi || queues.includes('control');
+    const needsOrm = withApi || queues.some((q) => QUEUE_TABLE[q].needsDatabase);
     const workers = queues.length ? await startWorkers(config, queues, address, needsOrm ? orm : undefined) : null;
     if (workers) stops.push(() => workers.stop());
     const api = withApi ? await startApi(config, orm, address) : null;

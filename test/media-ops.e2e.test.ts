@@ -40,7 +40,7 @@ describe('media operations end to end: clip/processing downloads, previews and f
 
   before(async function () {
     fx = await startFixturePlatform();
-    s = await startServeStack({ name: 'ops-e2e', plan: 'pro' });
+    s = await startServeStack({ name: 'ops-e2e', plan: 'business' });
     dataDir = s.dataDir;
   });
 

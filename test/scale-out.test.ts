@@ -32,7 +32,7 @@ describe('scale-out: API and per-queue workers as separate processes on PostgreS
     const api = startService(['api'], env, path.join(dataDir, 'api.log'));
     services.push(api);
     // an info worker, two fetch workers and two process workers, as on several machines
-    for (const [i, queues] of ['control', 'media-info', 'media-fetch', 'media-fetch', 'media-process', 'media-process'].entries()) {
+    for (const [i, queues] of ['control', 'webhooks', 'media-info', 'media-fetch', 'media-fetch', 'media-process', 'media-process'].entries()) {
       services.push(startService(['worker', '--queues', queues], env, path.join(dataDir, `worker-${i}-${queues}.log`)));
     }
     await waitHealthy(base, api);

@@ -184,6 +184,7 @@ describe('webhooks', function () {
       const processMock = { finalizeDownload: async (i: { jobId: string }) => ({ outputFile: `${i.jobId}/output.mp4`, resultData: { title: 'T', duration: 1, format: 'mp4', filesize: 1 } }) };
       workers = await Promise.all([
         Worker.create({ connection: env.nativeConnection, taskQueue: 'control', workflowBundle: await workflowBundle(), activities: { ...controlActs, ...webhookActs } }),
+        Worker.create({ connection: env.nativeConnection, taskQueue: 'webhooks', workflowBundle: await workflowBundle(), activities: webhookActs }),
         Worker.create({ connection: env.nativeConnection, taskQueue: 'media-fetch', activities: fetchMock }),
         Worker.create({ connection: env.nativeConnection, taskQueue: 'media-process', activities: processMock }),
       ]);

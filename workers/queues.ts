@@ -75,6 +75,18 @@ export const QUEUE_TABLE = {
       ...createMaintenanceActivities({ orm: database(d), storage: d.storage, startJob: d.startJob }),
     }),
   },
+  webhooks: {
+    // deliveries and their retries wait on other people's servers: slots of their own, never a job's
+    description: 'webhook deliveries: their workflows, each attempt (outbound HTTP) and its bookkeeping (database)',
+    runsWorkflows: true,
+    needsDatabase: true,
+    needsEgress: false,
+    defaultConcurrency: 20,
+    activities: (d: QueueDeps) => {
+      const webhooks = createWebhookActivities({ orm: database(d), config: d.config });
+      return { attemptDelivery: webhooks.attemptDelivery, recordLostAttempt: webhooks.recordLostAttempt, deliveryTargetActive: webhooks.deliveryTargetActive };
+    },
+  },
   'media-info': {
     // info reads have capacity of their own, so a backlog of downloads never delays them
     description: 'GET /v1/info: its short workflows and metadata reads (yt-dlp, ffprobe), apart from jobs',

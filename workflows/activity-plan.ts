@@ -12,6 +12,7 @@ export const ACTIVITY_PLAN = {
   'media-fetch': ['readInfo', 'probeSource', 'downloadSource', 'fetchSource', 'resolveSource', 'extractComments'],
   'media-process': ['finalizeDownload', 'processDownload', 'makePreview', 'fingerprintFrame'],
   'media-speech': ['transcribe', 'translate', 'recognizeSpeech', 'writeTranscript', 'translateTranscript'],
+  webhooks: ['attemptDelivery', 'recordLostAttempt', 'deliveryTargetActive'],
 } as const satisfies Plan;
 
 export type PlannedActivities<Q extends TaskQueue> = Pick<QueueActivities<Q>, Extract<(typeof ACTIVITY_PLAN)[Q][number], keyof QueueActivities<Q>>>;

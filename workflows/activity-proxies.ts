@@ -38,6 +38,18 @@ export const webhookAttempt = queueProxy('control', {
   retry: { maximumAttempts: 1 },
 });
 
+/** A delivery's bookkeeping on the webhooks queue: quick database work, retried like control's. */
+export const webhookControl = queueProxy('webhooks', {
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 30 },
+});
+
+/** One attempt on the webhooks queue (as webhookAttempt): never retried by Temporal. */
+export const webhookAttemptOwn = queueProxy('webhooks', {
+  startToCloseTimeout: '20 seconds',
+  retry: { maximumAttempts: 1 },
+});
+
 /** Network-bound: yt-dlp fetches and comment extraction. */
 export const mediaFetch = queueProxy('media-fetch', toolRun());
 

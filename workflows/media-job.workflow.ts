@@ -70,16 +70,22 @@ async function lifecycleV1(input: MediaJobInput): Promise<JobEnd> {
   return end;
 }
 
-/** One child workflow per target, not awaited; its id is stable per (job, event, target), so a retried parent starts no duplicate. */
+/**
+ * One child workflow per target, not awaited; its id is stable per (job, event, target), so a
+ * retried parent starts no duplicate. Since the webhooks queue exists they run there, all started
+ * at once; older histories replay their one-by-one starts on control.
+ */
 async function startEventDeliveries(jobId: string, end: JobEnd, tracked = false): Promise<void> {
   const event = end.status === 'completed' ? 'job.completed' : 'job.failed';
   const plan = await control.planJobEvent({ jobId, event });
-  for (const target of plan.targets) {
+  if (!plan.targets.length) return;
+  const own = patched('webhook-queue-v1');
+  const start = async (target: (typeof plan.targets)[number]): Promise<void> => {
     const deliveryId = `whd_${jobId}_${event}_${target.key}`;
     try {
       await startChild(webhookDeliveryWorkflow, {
         workflowId: `webhook-${jobId}-${event}-${target.key}`,
-        taskQueue: 'control',
+        taskQueue: own ? 'webhooks' : 'control',
         parentClosePolicy: ParentClosePolicy.ABANDON,
         // also after the first delivery has finished: the id may never run twice
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
@@ -89,7 +95,12 @@ async function startEventDeliveries(jobId: string, end: JobEnd, tracked = false)
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
+  };
+  if (own) {
+    await Promise.all(plan.targets.map(start));
+    return;
   }
+  for (const target of plan.targets) await start(target);
 }
 
 const USER_FACING: string[] = Object.values(FAILURE_TYPES);

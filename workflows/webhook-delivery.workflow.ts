@@ -1,7 +1,7 @@
-import { ActivityFailure, sleep } from '@temporalio/workflow';
+import { ActivityFailure, patched, sleep } from '@temporalio/workflow';
 import type { AttemptResult } from '../activities/webhook.activities';
 import type { DeliveryTarget } from '../lib/webhooks';
-import { control, webhookAttempt } from './activity-proxies';
+import { control, webhookAttempt, webhookAttemptOwn, webhookControl } from './activity-proxies';
 
 export interface WebhookDeliveryInput extends Omit<DeliveryTarget, 'attempt'> {
   /** The exact bytes every attempt sends. */
@@ -18,18 +18,22 @@ export type WebhookDeliveryOutcome = 'succeeded' | 'gone' | 'failed' | 'cancelle
  */
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryOutcome> {
   const { scheduleMs } = input;
+  // deliveries started since the webhooks queue existed do all their work there, apart from jobs
+  const own = patched('webhook-queue-v1');
+  const bookkeeping = own ? webhookControl : control;
+  const attempts = own ? webhookAttemptOwn : webhookAttempt;
   let firstAtMs: number | null = null;
   for (let i = 0; i < scheduleMs.length; i++) {
-    if (i > 0 && !(await control.deliveryTargetActive({ deliveryId: input.deliveryId, webhookId: input.webhookId }))) return 'cancelled';
+    if (i > 0 && !(await bookkeeping.deliveryTargetActive({ deliveryId: input.deliveryId, webhookId: input.webhookId }))) return 'cancelled';
     const nextOffset = scheduleMs[i + 1];
     const target = { deliveryId: input.deliveryId, accountId: input.accountId, webhookId: input.webhookId, url: input.url, event: input.event, jobId: input.jobId, attempt: i + 1 };
     let r: AttemptResult;
     try {
-      r = await webhookAttempt.attemptDelivery({ ...target, body: input.body, firstAttemptAtMs: firstAtMs, nextOffsetMs: nextOffset ?? null });
+      r = await attempts.attemptDelivery({ ...target, body: input.body, firstAttemptAtMs: firstAtMs, nextOffsetMs: nextOffset ?? null });
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       // The worker stopped mid-attempt (the target may have received it): count it as failed and go on.
-      await control.recordLostAttempt({ ...target, nextAttemptAtMs: null });
+      await bookkeeping.recordLostAttempt({ ...target, nextAttemptAtMs: null });
       if (nextOffset === undefined) break;
       await sleep(nextOffset - (scheduleMs[i] ?? 0));
       continue;
