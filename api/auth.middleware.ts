@@ -14,7 +14,8 @@ function bearer(header: string | undefined): string | undefined {
 
 /**
  * Identifies the caller and counts the request against its one-minute window: per key at the
- * plan's rate, or per client IP at the Free rate when there is no valid key. Sets the
+ * plan's rate, or per client IP at the Free rate when the key is missing or unknown; a deactivated
+ * key gets its 403 here, before any counting. Sets the
  * X-RateLimit-* headers on every response.
  */
 export function rateLimitMiddleware(): Koa.Middleware<ApiState> {
@@ -22,6 +23,8 @@ export function rateLimitMiddleware(): Koa.Middleware<ApiState> {
     const raw = bearer(ctx.get('Authorization') || undefined);
     const auth = raw === undefined ? ({ ok: false, reason: 'missing' } as const) : await authenticate(ctx.state.em, raw || undefined);
     ctx.state.auth = auth.ok || raw !== '' ? auth : { ok: false, reason: 'invalid' };
+    // A known but deactivated key is answered by authentication before any window is counted.
+    if (!auth.ok && auth.reason === 'inactive') throw deactivated();
     const [bucket, limit] = auth.ok ? [`key:${auth.key.id}`, PLANS[auth.account.plan].requestsPerMinute] : [`ip:${ctx.ip}`, PLANS.free.requestsPerMinute];
     const w = await hitRateLimit(ctx.state.em, bucket, limit);
     setRateLimitHeaders(ctx, w);
@@ -43,12 +46,17 @@ export function rateLimited(w: RateWindow): DomainError {
   return new DomainError('rate_limited', `Rate limit of ${w.limit} requests per minute exceeded; retry in ${wait} s`, { retryAfterSeconds: wait });
 }
 
+/** The 403 for a key that exists but is deactivated. */
+function deactivated(): DomainError {
+  return new DomainError('forbidden', 'This API key is deactivated; reactivate it or use another key');
+}
+
 /** 401 for a missing, malformed or unknown key; 403 for a deactivated one. Records key usage (buffered). */
 export function requireAuth(): Koa.Middleware<ApiState> {
   return async (ctx, next) => {
     const auth = ctx.state.auth;
     if (!auth || !auth.ok) {
-      if (auth?.reason === 'inactive') throw new DomainError('forbidden', 'This API key is deactivated; reactivate it or use another key');
+      if (auth?.reason === 'inactive') throw deactivated();
       if (auth?.reason === 'missing') throw new DomainError('unauthenticated', 'Missing API key: send the header Authorization: Bearer vc_…');
       throw new DomainError('unauthenticated', 'Invalid API key: the key is malformed or matches no active key');
     }

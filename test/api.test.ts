@@ -440,6 +440,21 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         assert.equal(ok.headers.get('x-ratelimit-limit'), '200');
       });
 
+      it('answers 403, not 429, for a deactivated key whose minute is spent', async () => {
+        const a = await h.newAccount('free');
+        const ip = `198.51.100.${Math.floor(Math.random() * 250)}`;
+        await freshRateWindow();
+        for (let i = 1; i <= 10; i++) assert.equal((await h.request('GET', '/v1/jobs', { key: a.key, headers: { 'x-forwarded-for': ip } })).status, 200);
+        assert.equal((await h.request('GET', '/v1/jobs', { key: a.key, headers: { 'x-forwarded-for': ip } })).status, 429);
+        // the same IP's unauthenticated window is spent too, so only authentication can answer 403
+        for (let i = 1; i <= 10; i++) await h.request('GET', '/v1/jobs', { headers: { 'x-forwarded-for': ip } });
+        await setKeyActive(h.orm.em.fork(), a.keyId, false);
+        const res = await h.request('GET', '/v1/jobs', { key: a.key, headers: { 'x-forwarded-for': ip } });
+        assert.equal(res.status, 403);
+        assert.match(res.body.detail, /deactivated/);
+        assert.equal((await h.request('GET', '/v1/jobs', { headers: { 'x-forwarded-for': ip } })).status, 429, 'unknown callers keep the per-IP limit');
+      });
+
       it('counts unauthenticated requests per IP at the Free rate, errors included', async () => {
         const ip = `198.51.100.${Math.floor(Math.random() * 250)}`;
         await freshRateWindow();
