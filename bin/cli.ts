@@ -7,7 +7,9 @@ import { findOwner, ownerEmailProblem, setOwnerEmail } from '../db/owners.reposi
 import { ApiKey } from '../db/api-key.entity';
 import { adjustCredits, currentBalance } from '../db/credits.repository';
 import { closeKeyUsage } from '../db/key-usage.repository';
+import { resealStoredSecrets, secretBoxOf } from '../db/sealed-secrets';
 import { openOrm } from '../db/orm';
+import { loadSecretBox, newSecretKeyText, readKeyFile, writeKeyFile } from '../lib/secret-box';
 import { loadConfig, type Config } from '../lib/config';
 import { log, setLogLevel } from '../lib/logger';
 import { isTaskQueue, TASK_QUEUES, type TaskQueue } from '../lib/queues';
@@ -53,6 +55,13 @@ API keys:
   keys list --account ACCOUNT    id, first 8 chars, name, active|inactive, created_at, last_used_at
   keys deactivate KEY_ID | keys activate KEY_ID | keys delete KEY_ID
 
+Stored secrets (webhook secrets and the download-link key, sealed with AES-256-GCM):
+  secrets rotate [--new-key] [--forget-previous]
+                                 re-seals every stored secret under the current key;
+                                 --new-key first adds a new current key to the key file
+                                 (SECRETS_KEY_FILE or DATA_DIR/secrets.key); --forget-previous
+                                 then drops the older keys from it (restart every process first)
+
 MCP (AI agents):
   mcp                            MCP server on stdio, relaying to a running API's /mcp:
                                  MEDIASVC_URL (default http://127.0.0.1:8080), MEDIASVC_API_KEY
@@ -95,12 +104,30 @@ function need<T>(v: T | undefined, what: string): T {
 }
 
 async function withOrm<T>(config: Config, fn: (orm: MikroORM) => Promise<T>): Promise<T> {
-  const orm = await openOrm(config, { migrate: true });
+  const orm = await openOrm(config, { migrate: true, warn: (msg) => log.warn(msg) });
   try {
     return await fn(orm);
   } finally {
     await orm.close();
   }
+}
+
+async function rotateSecrets(config: Config, sub: string | undefined, opts: { newKey: boolean; forgetPrevious: boolean }): Promise<void> {
+  if (sub !== 'rotate') throw new UsageError(`unknown secrets command ${sub ?? ''}`);
+  const s = config.secrets;
+  if (s.key && (opts.newKey || opts.forgetPrevious)) {
+    throw new UsageError('SECRETS_KEY is set, so the key is yours to change: give every process the new key in SECRETS_KEY and the old one in SECRETS_PREVIOUS_KEYS, restart them, run `secrets rotate`, then remove SECRETS_PREVIOUS_KEYS');
+  }
+  if (opts.newKey) {
+    loadSecretBox(s, (msg) => log.warn(msg)); // creates the development key file if there is none yet
+    writeKeyFile(s.keyFile, [newSecretKeyText(), ...readKeyFile(s.keyFile)]);
+  }
+  await withOrm(config, async (orm) => {
+    const counts = await resealStoredSecrets(orm.em.fork());
+    const keyId = secretBoxOf(orm.em).current.id;
+    if (opts.forgetPrevious) writeKeyFile(s.keyFile, readKeyFile(s.keyFile).slice(0, 1));
+    console.log(`stored secrets now sealed under key ${keyId}: ${counts.rekeyed} re-sealed from a previous key, ${counts.sealed} sealed from plaintext, ${counts.current} already current${opts.forgetPrevious ? '; previous keys removed from the key file' : ''}`);
+  });
 }
 
 function parseQueues(raw: string | undefined): TaskQueue[] {
@@ -130,7 +157,7 @@ async function serve(config: Config, withApi: boolean, queues: TaskQueue[]): Pro
     const embedded = withApi && queues.length === TASK_QUEUES.length;
     const { address, dev } = embedded ? await temporalAddress(config) : { address: need(config.temporalAddress, 'TEMPORAL_ADDRESS'), dev: null };
     if (dev) stops.push(() => dev.stop());
-    const orm = await openOrm(config, { migrate: true });
+    const orm = await openOrm(config, { migrate: true, warn: (msg) => log.warn(msg) });
     // buffered key usage is written before the database closes
     stops.push(async () => {
       await closeKeyUsage(orm.em);
@@ -161,7 +188,7 @@ async function main(argv: string[]): Promise<void> {
   const config = loadConfig();
   setLogLevel(config.logLevel);
   const { values, positionals } = parseArgs({
-    args: joinNegativeValues(cmd === 'accounts' || cmd === 'keys' ? rest : argv.slice(1)),
+    args: joinNegativeValues(cmd === 'accounts' || cmd === 'keys' || cmd === 'secrets' ? rest : argv.slice(1)),
     allowPositionals: true,
     options: {
       name: { type: 'string' },
@@ -171,10 +198,12 @@ async function main(argv: string[]): Promise<void> {
       queues: { type: 'string' },
       rotate: { type: 'boolean' },
       email: { type: 'string' },
+      'new-key': { type: 'boolean' },
+      'forget-previous': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
-  if (!cmd || HELP_WORDS.has(cmd) || values.help || ((cmd === 'accounts' || cmd === 'keys') && (sub === undefined || HELP_WORDS.has(sub)))) {
+  if (!cmd || HELP_WORDS.has(cmd) || values.help || ((cmd === 'accounts' || cmd === 'keys' || cmd === 'secrets') && (sub === undefined || HELP_WORDS.has(sub)))) {
     process.stdout.write(HELP);
     return;
   }
@@ -255,6 +284,8 @@ async function main(argv: string[]): Promise<void> {
           throw new UsageError(`unknown keys command ${sub ?? ''}`);
         }
       });
+    case 'secrets':
+      return rotateSecrets(config, sub, { newKey: values['new-key'] === true, forgetPrevious: values['forget-previous'] === true });
     default:
       throw new UsageError(`unknown command ${cmd}`);
   }

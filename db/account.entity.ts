@@ -1,5 +1,6 @@
 import { EntitySchema } from '@mikro-orm/core';
 import type { PlanName } from '../lib/plans';
+import { purposeOf, SealedSecretType } from './sealed-secrets';
 
 // the plan table lives with the other plan rules; re-exported for the callers that read it from here
 export { PLANS, PLAN_NAMES, type PlanName } from '../lib/plans';
@@ -8,7 +9,7 @@ export class Account {
   id!: string;
   name!: string;
   plan!: PlanName;
-  /** Signs deliveries to per-job webhook_url targets. */
+  /** Signs deliveries to per-job webhook_url targets; sealed in the database. */
   webhookSecret!: string;
   createdAt: Date = new Date();
   // The `balance` column is not mapped: only db/credits.repository.ts moves it, with each ledger line.
@@ -21,7 +22,7 @@ export const AccountEntitySchema = new EntitySchema<Account>({
     id: { type: 'string', primary: true, length: 36 },
     name: { type: 'string' },
     plan: { type: 'string', length: 16 },
-    webhookSecret: { type: 'string' },
+    webhookSecret: { type: new SealedSecretType(purposeOf('accounts', 'webhook_secret')), fieldName: 'webhook_secret' },
     createdAt: { type: 'datetime' },
   },
 });

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { MikroORM, type Options } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
 import type { Config } from '../lib/config';
+import { loadSecretBox } from '../lib/secret-box';
+import { attachSecretBox, resealStoredSecrets } from './sealed-secrets';
 import { BoundPostgreSqlDriver, BoundSqliteDriver } from './bound-drivers';
 import { AccountEntitySchema } from './account.entity';
 import { ApiKeyEntitySchema, ApiKeyUsageEntitySchema } from './api-key.entity';
@@ -82,8 +84,17 @@ function sqliteAfterCreate(conn: { run: (sql: string, cb: (err?: Error) => void)
 }
 
 /** Opens the database; `migrate` applies pending migrations first. */
-export async function openOrm(config: Pick<Config, 'databaseUrl' | 'sqlitePath'>, opts: { migrate?: boolean } = {}): Promise<Orm> {
+/**
+ * Opens the database with the key ring for its sealed secrets; `migrate` applies pending migrations
+ * and then seals any secret still stored in plaintext.
+ */
+export async function openOrm(config: Pick<Config, 'databaseUrl' | 'sqlitePath' | 'secrets'>, opts: { migrate?: boolean; warn?: (msg: string) => void } = {}): Promise<Orm> {
   const orm = await MikroORM.init(ormOptions(config));
-  if (opts.migrate) await orm.getMigrator().up();
+  attachSecretBox(orm, loadSecretBox(config.secrets, opts.warn ?? ((msg) => process.emitWarning(msg))));
+  if (opts.migrate) {
+    await orm.getMigrator().up();
+    // rows from before secrets were sealed are sealed by the first start that has a key
+    await resealStoredSecrets(orm.em.fork(), { plaintextOnly: true });
+  }
   return orm;
 }

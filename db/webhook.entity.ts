@@ -1,12 +1,13 @@
 import { EntitySchema } from '@mikro-orm/core';
 
 import type { WebhookEvent } from '../lib/webhooks';
+import { purposeOf, SealedSecretType } from './sealed-secrets';
 
 export class WebhookEndpoint {
   id!: number;
   accountId!: string;
   url!: string;
-  /** `whsec_` + base64 of 32 random bytes; returned only at creation. */
+  /** `whsec_` + base64 of 32 random bytes; returned only at creation; sealed in the database. */
   secret!: string;
   /** Subscribed kinds; empty means all. */
   events: WebhookEvent[] = [];
@@ -22,7 +23,7 @@ export const WebhookEndpointEntitySchema = new EntitySchema<WebhookEndpoint>({
     id: { type: 'integer', primary: true, autoincrement: true },
     accountId: { type: 'string', length: 36 },
     url: { type: 'text' },
-    secret: { type: 'string' },
+    secret: { type: new SealedSecretType(purposeOf('webhook_endpoints', 'secret')) },
     events: { type: 'json' },
     isActive: { type: 'boolean' },
     createdAt: { type: 'datetime' },

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { isTaskQueue, TASK_QUEUES, type TaskQueue } from './queues';
+import type { SecretsSettings } from './secret-box';
 
 /**
  * The largest picture any decoder may allocate (8K DCI, 8192×4320): a small file that declares a
@@ -17,6 +18,9 @@ const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default('0.0.0.0'),
   DATA_DIR: z.string().default('./data'),
+  SECRETS_KEY: z.string().optional(),
+  SECRETS_KEY_FILE: z.string().optional(),
+  SECRETS_PREVIOUS_KEYS: z.string().optional(),
   PUBLIC_BASE_URL: z.string().url().optional(),
   DATABASE_URL: z.string().optional(),
   TEMPORAL_ADDRESS: z.string().optional(),
@@ -83,6 +87,8 @@ export type Config = {
   publicBaseUrl: string;
   databaseUrl: string | undefined;
   sqlitePath: string;
+  /** Where the key that seals stored secrets comes from (lib/secret-box.ts). */
+  secrets: SecretsSettings;
   temporalAddress: string | undefined;
   temporalNamespace: string;
   temporalUiPort: number;
@@ -156,6 +162,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, ''),
     databaseUrl: e.DATABASE_URL || undefined,
     sqlitePath: path.join(dataDir, 'mediasvc.sqlite'),
+    secrets: {
+      key: e.SECRETS_KEY || undefined,
+      previousKeys: (e.SECRETS_PREVIOUS_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean),
+      keyFile: path.resolve(e.SECRETS_KEY_FILE || path.join(dataDir, 'secrets.key')),
+      keyFileIsDefault: !e.SECRETS_KEY_FILE,
+    },
     temporalAddress: e.TEMPORAL_ADDRESS || undefined,
     temporalNamespace: e.TEMPORAL_NAMESPACE,
     temporalUiPort: e.TEMPORAL_UI_PORT,

@@ -20,6 +20,8 @@ command -v go >/dev/null || missing+=(golang-go)
 command -v chromium >/dev/null || missing+=(chromium)
 # GNU time: tests read the peak memory of the tools the service runs
 [ -x /usr/bin/time ] || missing+=(time)
+# the SQLite shell: a test reads a database dump the way an attacker with a backup would
+command -v sqlite3 >/dev/null || missing+=(sqlite3)
 if [ ${#missing[@]} -gt 0 ]; then
   say "apt-get install ${missing[*]}"
   $SUDO apt-get update -qq

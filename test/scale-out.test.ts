@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,7 +28,8 @@ describe('scale-out: API and per-queue workers as separate processes on PostgreS
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     // DATA_DIR stands for the shared volume every worker mounts in a real deployment.
-    env = { DATABASE_URL: pg.url, TEMPORAL_ADDRESS: temporal.address, DATA_DIR: dataDir, PORT: String(port), ALLOW_PRIVATE_NETWORK: '1' };
+    // one key for every process, as a deployment gives them (else they would share the generated key file)
+    env = { DATABASE_URL: pg.url, TEMPORAL_ADDRESS: temporal.address, DATA_DIR: dataDir, PORT: String(port), ALLOW_PRIVATE_NETWORK: '1', SECRETS_KEY: crypto.randomBytes(32).toString('base64') };
     await cli(env, 'migrate');
     const api = startService(['api'], env, path.join(dataDir, 'api.log'));
     services.push(api);

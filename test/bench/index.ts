@@ -11,6 +11,7 @@ import path from 'node:path';
 import { Connection, Client } from '@temporalio/client';
 import { createApiKey } from '../../db/accounts.repository';
 import { openOrm } from '../../db/orm';
+import { loadConfig } from '../../lib/config';
 import { waitFor } from '../helpers/processes';
 import { startServeStack } from '../helpers/serve-stack';
 import { groupTools, median, serveFiles, table, type BenchContext, type BenchRow, type TableLine } from './harness';
@@ -43,7 +44,7 @@ async function main(): Promise<void> {
 
   // the default LOG_LEVEL (info): access and job lines are part of what a request costs
   const stack = await startServeStack({ name: 'benchapi', plan: 'enterprise', env: { WHISPER_AUTO_DOWNLOAD: '' } });
-  const orm = await openOrm({ databaseUrl: undefined, sqlitePath: path.join(stack.dataDir, 'mediasvc.sqlite') });
+  const orm = await openOrm(loadConfig({ ...process.env, ...stack.env }));
   const connection = await Connection.connect({ address: `127.0.0.1:${stack.env.TEMPORAL_DEV_PORT}` });
   const temporal = new Client({ connection, namespace: 'default' });
   const pgid = stack.svc.child.pid!;

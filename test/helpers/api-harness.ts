@@ -94,7 +94,8 @@ export async function startApiHarness(dialect: Dialect): Promise<ApiHarness> {
     databaseUrl = await pg.createDatabase(`api_${process.pid}_${++dbCounter}`);
   }
   const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, ALLOW_PRIVATE_NETWORK: '1', PORT: '0', TRUST_PROXY: '1' });
-  const orm = await openOrm(config, { migrate: true });
+  // each harness has a fresh DATA_DIR, so its generated development key is expected
+  const orm = await openOrm(config, { migrate: true, warn: () => undefined });
   const orchestrator = new StubOrchestrator();
   const storage = new Storage(config);
   const server = createApiServer();
