@@ -25,12 +25,26 @@ export function rateLimitMiddleware(): Koa.Middleware<ApiState> {
     ctx.state.auth = auth.ok || raw !== '' ? auth : { ok: false, reason: 'invalid' };
     // A known but deactivated key is answered by authentication before any window is counted.
     if (!auth.ok && auth.reason === 'inactive') throw deactivated();
-    const [bucket, limit] = auth.ok ? [`key:${auth.key.id}`, PLANS[auth.account.plan].requestsPerMinute] : [`ip:${ctx.ip}`, PLANS.free.requestsPerMinute];
+    const [bucket, limit] = auth.ok ? [keyBucket(auth.key.id), PLANS[auth.account.plan].requestsPerMinute] : [`ip:${ctx.ip}`, PLANS.free.requestsPerMinute];
     const w = await hitRateLimit(ctx.state.em, bucket, limit);
     setRateLimitHeaders(ctx, w);
     if (w.exceeded) throw rateLimited(w);
     await next();
   };
+}
+
+const keyBucket = (keyId: string) => `key:${keyId}`;
+
+/**
+ * Counts `count` more requests of an authenticated caller (the messages of an MCP batch after its
+ * first, which the middleware counted) and says how many of them the window still admits.
+ */
+export async function countMoreRequests(ctx: Koa.ParameterizedContext<ApiState>, count: number): Promise<{ admitted: number; window: RateWindow }> {
+  const key = ctx.state.apiKey!;
+  const limit = PLANS[ctx.state.account!.plan].requestsPerMinute;
+  const w = await hitRateLimit(ctx.state.em, keyBucket(key.id), limit, Date.now(), count);
+  setRateLimitHeaders(ctx, w);
+  return { admitted: Math.max(0, Math.min(count, limit - (w.total - count))), window: w };
 }
 
 /** The X-RateLimit-* headers of a window (decisions.md: on every metered response, errors included). */

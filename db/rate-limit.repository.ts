@@ -9,20 +9,21 @@ export interface RateWindow {
 }
 
 /**
- * Counts one request in the bucket's current one-minute window with a single atomic upsert, so
- * every API process sharing the database shares the counter.
+ * Counts `count` requests (one by default; each message of an MCP batch is one) in the bucket's
+ * current one-minute window with a single atomic upsert, so every API process sharing the database
+ * shares the counter. `total` is the window's count with these included.
  */
-export async function hitRateLimit(em: EntityManager, bucket: string, limit: number, nowMs = Date.now()): Promise<RateWindow> {
+export async function hitRateLimit(em: EntityManager, bucket: string, limit: number, nowMs = Date.now(), count = 1): Promise<RateWindow & { total: number }> {
   const windowStart = Math.floor(nowMs / 60_000) * 60;
   const rows = (await em.getConnection().execute(
-    `insert into rate_limit_counters (bucket, window_start, count) values (?, ?, 1)
-     on conflict (bucket, window_start) do update set count = rate_limit_counters.count + 1
+    `insert into rate_limit_counters (bucket, window_start, count) values (?, ?, ?)
+     on conflict (bucket, window_start) do update set count = rate_limit_counters.count + ?
      returning count`,
-    [bucket, windowStart],
+    [bucket, windowStart, count, count],
     'all',
   )) as { count: number | string }[];
-  const count = Number(rows[0]?.count ?? 1);
-  return { limit, remaining: Math.max(0, limit - count), reset: windowStart + 60, exceeded: count > limit };
+  const total = Number(rows[0]?.count ?? count);
+  return { limit, remaining: Math.max(0, limit - total), reset: windowStart + 60, exceeded: total > limit, total };
 }
 
 /** Drops windows older than the current one. */

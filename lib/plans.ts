@@ -1,17 +1,19 @@
-// The plans, in one table: what each allows per minute and per month, and the largest source it takes.
-// A source limit above the service's own (MAX_SOURCE_BYTES, MAX_SOURCE_DURATION_SECONDS) is capped by it.
+// The plans, in one table: what each allows per minute and per month, the largest source it takes,
+// and its share of the workers when accounts compete (fairnessWeight: Temporal dispatches each queue's
+// tasks round-robin across accounts, weighted by this). A source limit above the service's own
+// (MAX_SOURCE_BYTES, MAX_SOURCE_DURATION_SECONDS) is capped by it.
 
 const GiB = 1024 ** 3;
 const HOUR = 3600;
 
 export const PLANS = {
-  free: { requestsPerMinute: 10, monthlyCredits: 25, maxSourceBytes: 0.5 * GiB, maxSourceSeconds: 1 * HOUR },
-  starter: { requestsPerMinute: 60, monthlyCredits: 1_000, maxSourceBytes: 2 * GiB, maxSourceSeconds: 2 * HOUR },
-  pro: { requestsPerMinute: 200, monthlyCredits: 2_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR },
-  growth: { requestsPerMinute: 500, monthlyCredits: 10_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR },
-  business: { requestsPerMinute: 1_000, monthlyCredits: 35_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR },
+  free: { requestsPerMinute: 10, monthlyCredits: 25, maxSourceBytes: 0.5 * GiB, maxSourceSeconds: 1 * HOUR, fairnessWeight: 1 },
+  starter: { requestsPerMinute: 60, monthlyCredits: 1_000, maxSourceBytes: 2 * GiB, maxSourceSeconds: 2 * HOUR, fairnessWeight: 2 },
+  pro: { requestsPerMinute: 200, monthlyCredits: 2_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR, fairnessWeight: 3 },
+  growth: { requestsPerMinute: 500, monthlyCredits: 10_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR, fairnessWeight: 4 },
+  business: { requestsPerMinute: 1_000, monthlyCredits: 35_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR, fairnessWeight: 5 },
   // the contract's custom plan "with higher limits"; its figures are set here until sales sets them per account
-  enterprise: { requestsPerMinute: 10_000, monthlyCredits: 100_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR },
+  enterprise: { requestsPerMinute: 10_000, monthlyCredits: 100_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR, fairnessWeight: 6 },
 } as const;
 export type PlanName = keyof typeof PLANS;
 export const PLAN_NAMES = Object.keys(PLANS) as PlanName[];
@@ -59,4 +61,13 @@ export function formatSeconds(s: number): string {
   if (s >= HOUR && s % 60 === 0) return s % HOUR === 0 ? `${s / HOUR} h` : `${Math.floor(s / HOUR)} h ${(s % HOUR) / 60} min`;
   if (s >= 60 && s % 60 === 0) return `${s / 60} min`;
   return `${s} s`;
+}
+
+/**
+ * The Temporal priority of an account's work: its fairness key is the account, so one account's burst
+ * queues behind its own tasks only. Workflows pass it on to their activities and child workflows.
+ */
+export function accountPriority(accountId: string | undefined, plan: PlanName | undefined): { fairnessKey: string; fairnessWeight: number } | undefined {
+  if (!accountId) return undefined;
+  return { fairnessKey: accountId, fairnessWeight: PLANS[plan ?? 'free'].fairnessWeight };
 }

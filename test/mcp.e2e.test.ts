@@ -492,6 +492,48 @@ describe('MCP end to end: Streamable HTTP at /mcp and stdio (bin/mediasvc mcp) a
     });
   });
 
+  describe('JSON-RPC batches', () => {
+    it('a batch of 30 download_media calls from a free key: each message counts, 10 are served, the other 20 get the 429 error in their own response, and at most 10 jobs exist', async () => {
+      const free = await newAccount(s, 'mcp-free-batch', 'free');
+      const before = Number((await cli(s.env, 'accounts', 'credits', free.accountId)).pop());
+      await roomInRateWindow(40);
+      const batch = Array.from({ length: 30 }, (_, i) => ({
+        jsonrpc: '2.0',
+        id: i + 1,
+        method: 'tools/call',
+        params: { name: 'download_media', arguments: { url: fx.url('/media/v480.mp4'), wait_seconds: 0 } },
+      }));
+      const res = await fetch(`${s.base}/mcp`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${free.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(batch),
+      });
+      const text = await res.text();
+      assert.equal(res.status, 200, text);
+      assert.equal(res.headers.get('x-ratelimit-remaining'), '0');
+      // one JSON array, or one SSE event per answer
+      const answers = (res.headers.get('content-type')?.startsWith('text/event-stream')
+        ? text.split('\n').filter((l) => l.startsWith('data: ')).flatMap((l) => JSON.parse(l.slice(6)) as unknown)
+        : (JSON.parse(text) as unknown[])) as Array<{ id: number; result?: ToolResult; error?: { code: number; message: string; data?: { status: number } } }>;
+      assert.deepEqual(answers.map((a) => a.id).sort((a, b) => a - b), batch.map((m) => m.id), 'every request answered once');
+      const served = answers.filter((a) => a.result);
+      const refused = answers.filter((a) => a.error);
+      console.log(`      batch of 30 on a free key: ${served.length} served, ${refused.length} refused with 429`);
+      assert.equal(served.length, 10);
+      for (const a of refused) {
+        assert.equal(a.error!.data?.status, 429, JSON.stringify(a));
+        assert.match(a.error!.message, /^Rate limit of 10 requests per minute exceeded; retry in \d+ s$/);
+      }
+      const jobs = served.filter((a) => !a.result!.isError).map((a) => a.result!.structuredContent?.job_id as string);
+      assert.ok(jobs.length <= 10 && jobs.every(Boolean), JSON.stringify(served));
+      const charged = before - Number((await cli(s.env, 'accounts', 'credits', free.accountId)).pop());
+      assert.equal(charged, jobs.length, 'credits charged for exactly the jobs the served messages created');
+      // the key's minute is spent: the next request is refused whole
+      const next = await fetch(`${s.base}/mcp`, { method: 'POST', headers: { Authorization: `Bearer ${free.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(batch[0]) });
+      assert.equal(next.status, 429);
+    });
+  });
+
   describe('cancel_job', () => {
     it('cancels a running job: it ends failed with "cancelled by the client", refunded once; a second cancel is a 409 error result', async () => {
       const before = await credits();

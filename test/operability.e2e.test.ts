@@ -152,7 +152,7 @@ describe('operability: search attributes, metrics, logs and health on a live ser
     assert.equal(value(m, 'mediasvc_http_requests_total', { method: 'POST', route: '/v1/fingerprint', status: '202' }), 2);
     assert.ok(value(m, 'mediasvc_http_request_duration_seconds_count', { method: 'GET', route: '/v1/jobs/:job_id' }) >= 1);
     const backlog = m.filter((x) => x.name === 'mediasvc_queue_backlog');
-    assert.deepEqual([...new Set(backlog.map((x) => x.labels.queue))].sort(), ['control', 'media-fetch', 'media-info', 'media-process', 'media-speech']);
+    assert.deepEqual([...new Set(backlog.map((x) => x.labels.queue))].sort(), ['control', 'media-fetch', 'media-info', 'media-process', 'media-speech', 'webhooks']);
 
     // the same registry on METRICS_PORT, without a token; a new job moves the counter there too
     const before = value(await parseMetrics(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()), 'mediasvc_jobs_created_total', { type: 'preview' });

@@ -11,7 +11,7 @@ import { startReceiver, type Receiver } from './helpers/webhook-receiver';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('webhook durability: the control worker is killed between attempts (real dev server)', function () {
+describe('webhook durability: the worker delivering webhooks is killed between attempts (real dev server)', function () {
   let fx: FixturePlatform;
   let rx: Receiver;
   let temporal: DevServer;
@@ -22,6 +22,7 @@ describe('webhook durability: the control worker is killed between attempts (rea
   let api: Service;
   let media: Service;
   let control: Service;
+  let hooks: Service;
 
   before(async () => {
     fx = await startFixturePlatform();
@@ -35,14 +36,15 @@ describe('webhook durability: the control worker is killed between attempts (rea
     await cli(env, 'migrate');
     api = startService(['api'], env, path.join(dataDir, 'api.log'));
     media = startService(['worker', '--queues', 'media-info,media-fetch,media-process,media-speech'], env, path.join(dataDir, 'media.log'));
-    control = startService(['worker', '--queues', 'control'], env, path.join(dataDir, 'control-1.log'));
+    control = startService(['worker', '--queues', 'control'], env, path.join(dataDir, 'control.log'));
+    hooks = startService(['worker', '--queues', 'webhooks'], env, path.join(dataDir, 'webhooks-1.log'));
     await waitHealthy(base, api);
     const accountId = (await cli(env, 'accounts', 'create', '--name', 'durable', '--plan', 'pro')).pop()!;
     key = (await cli(env, 'keys', 'create', '--account', accountId, '--name', 'k')).pop()!;
   });
 
   after(async () => {
-    await Promise.all([api, media, control].filter(Boolean).map((s) => stopService(s)));
+    await Promise.all([api, media, control, hooks].filter(Boolean).map((s) => stopService(s)));
     await temporal?.stop();
     await rx?.close();
     await fx?.close();
@@ -63,14 +65,14 @@ describe('webhook durability: the control worker is killed between attempts (rea
     assert.equal(job.status, 202);
     const hits = () => rx.received.filter((r) => r.path === '/durable');
     await waitFor('attempt 1', async () => (hits().length >= 1 ? true : undefined), 60_000, 100);
-    control.signal('SIGKILL');
-    await control.exited;
+    hooks.signal('SIGKILL');
+    await hooks.exited;
 
-    // attempt 2 is due 5 s after attempt 1; with no control worker nothing may be sent
+    // attempt 2 is due 5 s after attempt 1; with no webhooks worker nothing may be sent
     await sleep(8_000);
     assert.equal(hits().length, 1, 'no attempt while no worker runs');
 
-    control = startService(['worker', '--queues', 'control'], env, path.join(dataDir, 'control-2.log'));
+    hooks = startService(['worker', '--queues', 'webhooks'], env, path.join(dataDir, 'webhooks-2.log'));
     await waitFor('attempt 2', async () => (hits().length >= 2 ? true : undefined), 60_000, 100);
     await sleep(12_000); // past the remaining schedule: a success ends the retries
     assert.equal(hits().length, 2, 'the next attempt happened exactly once');

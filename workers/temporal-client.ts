@@ -4,6 +4,7 @@ import { ActivityFailure, ApplicationFailure, defaultPayloadConverter, TimeoutFa
 import { temporal } from '@temporalio/proto';
 import { InfoError, jobWorkflowId, type Orchestrator } from '../api/services/orchestrator';
 import { FAILURE_TYPES, type ProgressDetails } from '../lib/jobs';
+import { accountPriority } from '../lib/plans';
 import { TASK_QUEUES } from '../lib/queues';
 import { ACCOUNT_ID, JOB_ID, JOB_STATUS, JOB_TYPE, SEARCH_ATTRIBUTES } from '../lib/search-attributes';
 import type { VideoInfo } from '../lib/video-info';
@@ -110,6 +111,7 @@ export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSe
               }
             : {}),
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          priority: accountPriority(input.accountId, input.plan),
         });
         return true;
       } catch (err) {
@@ -129,12 +131,13 @@ export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSe
       }
     },
 
-    async fetchInfo(url): Promise<VideoInfo> {
+    async fetchInfo(url, caller): Promise<VideoInfo> {
       try {
         return await client.workflow.execute<typeof infoWorkflow>('infoWorkflow', {
           taskQueue: 'media-info',
           workflowId: `info-${crypto.randomUUID()}`,
           args: [url],
+          priority: accountPriority(caller?.accountId, caller?.plan),
           workflowExecutionTimeout: `${opts.infoTimeoutSeconds} seconds`,
         });
       } catch (err) {

@@ -17,7 +17,19 @@ export interface DevServerOptions {
   uiPort: number;
   ip?: string;
   logFile?: string;
+  /** More arguments for `temporal server start-dev`. */
+  extraArgs?: string[];
 }
+
+/**
+ * Matching by fairness key: each task queue hands out its tasks round-robin across accounts (weighted
+ * by plan) instead of first in, first out. Off by default in the server. Fairness orders tasks within
+ * one partition and a poller drains partitions at random, so the single-node server keeps one
+ * partition per queue and the order is exact; test/fairness.test.ts measures it.
+ */
+export const FAIRNESS_DYNAMIC_CONFIG = [
+  ...['matching.enableFairness=true', 'matching.numTaskqueueReadPartitions=1', 'matching.numTaskqueueWritePartitions=1'].flatMap((v) => ['--dynamic-config-value', v]),
+];
 
 /** Starts `temporal server start-dev` (SQLite persistence, Web UI) and waits until its frontend answers. */
 export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
@@ -30,7 +42,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
   const child = spawn(
     opts.cliPath,
-    ['server', 'start-dev', '--db-filename', opts.dbFile, '--ip', ip, '--port', String(opts.port), '--ui-port', String(opts.uiPort), '--log-level', 'warn', '--namespace', 'default', ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a.name}=${a.type}`])],
+    ['server', 'start-dev', '--db-filename', opts.dbFile, '--ip', ip, '--port', String(opts.port), '--ui-port', String(opts.uiPort), '--log-level', 'warn', '--namespace', 'default', ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a.name}=${a.type}`]), ...FAIRNESS_DYNAMIC_CONFIG, ...(opts.extraArgs ?? [])],
     { stdio: ['ignore', out, out] },
   );
   let exited: number | null = null;

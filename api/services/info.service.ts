@@ -17,7 +17,7 @@ export async function readVideoInfo(em: EntityManager, deps: Pick<ApiDeps, 'orch
   if (balance < INFO_COST) throw new DomainError('insufficient_credits', `An info call costs ${INFO_COST} credit but the balance is ${balance}; add credits or upgrade the plan.`);
   let info: VideoInfo;
   try {
-    info = await deps.orchestrator.fetchInfo(url);
+    info = await deps.orchestrator.fetchInfo(url, { accountId: account.id, plan: account.plan });
   } catch (err) {
     if (!(err instanceof InfoError)) throw new DomainError('unavailable', `The job engine is unavailable; try again shortly. (${(err as Error).message})`);
     if (err.kind === 'unsupported' || err.kind === 'unavailable') throw DomainError.notFound(err.message);

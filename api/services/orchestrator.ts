@@ -1,4 +1,5 @@
 import type { MediaJobInput } from '../../lib/jobs';
+import type { PlanName } from '../../lib/plans';
 import type { VideoInfo } from '../../lib/video-info';
 
 export type InfoErrorKind = 'unsupported' | 'unavailable' | 'rejected' | 'timeout' | 'failed';
@@ -18,8 +19,8 @@ export class InfoError extends Error {
 export interface Orchestrator {
   /** Starts the job's durable workflow; idempotent per job id. True when this call started it. */
   startJob(input: MediaJobInput): Promise<boolean>;
-  /** Runs the metadata workflow and waits for it. Throws InfoError. */
-  fetchInfo(url: string): Promise<VideoInfo>;
+  /** Runs the metadata workflow and waits for it, in the caller's fair share of the info workers. Throws InfoError. */
+  fetchInfo(url: string, caller?: { accountId: string; plan: PlanName }): Promise<VideoInfo>;
   /**
    * Asks the job's workflow to stop (Temporal cancellation), starting it first if it was never
    * started, so the cancellation ends it like any other: failed, refunded, job.failed delivered.

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { accountPriority } from '../lib/plans';
+import { startDevServer, type DevServer } from '../workers/temporal-dev-server';
+import { freePort } from './helpers/processes';
+import { TEMPORAL_CLI } from './helpers/temporal';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Account A queues a burst of 30 tasks before account B queues 5, all waiting on one activity queue;
+ * then a worker with one slot takes them. Returns the positions at which B's tasks were handed out.
+ */
+async function dispatchPositions(dir: string, extraArgs: string[] = []): Promise<number[]> {
+  // started exactly as serve starts it, plus extraArgs
+  const dev: DevServer = await startDevServer({ cliPath: TEMPORAL_CLI, dbFile: path.join(dir, `temporal-${Date.now()}.sqlite`), port: await freePort(), uiPort: await freePort(), logFile: path.join(dir, 'temporal.log'), extraArgs });
+  const connection = await Connection.connect({ address: dev.address });
+  const native = await NativeConnection.connect({ address: dev.address });
+  try {
+    const client = new Client({ connection });
+    const taskQueue = 'fairness-workflows';
+    const runs: WorkflowHandleWithFirstExecutionRunId[] = [];
+    for (let i = 0; i < 30; i++) runs.push(await client.workflow.start('oneStep', { taskQueue, workflowId: `burst-${i}`, args: [`A${i}`], priority: accountPriority('account-a', 'business') }));
+    for (let i = 0; i < 5; i++) runs.push(await client.workflow.start('oneStep', { taskQueue, workflowId: `small-${i}`, args: [`B${i}`], priority: accountPriority('account-b', 'pro') }));
+
+    // the workflows run first and schedule their activities, as jobs fill a media queue while its workers are busy
+    const workflows = await Worker.create({ connection: native, taskQueue, workflowsPath: require.resolve('./helpers/fairness-workflows'), maxConcurrentWorkflowTaskExecutions: 2 });
+    const scheduled = async () => (await Promise.all(runs.map(async (r) => ((await r.describe()).raw.pendingActivities ?? []).length))).every((n) => n === 1);
+    const workflowsRunning = workflows.run();
+    for (let i = 0; !(await scheduled()); i++) {
+      assert.ok(i < 600, 'the 35 activities were never all scheduled');
+      await sleep(200);
+    }
+
+    // one activity slot: the order of `work` calls is the order the queue dispatched them
+    const order: string[] = [];
+    const activities = await Worker.create({
+      connection: native,
+      taskQueue: 'fairness-activities',
+      activities: { work: async (tag: string) => (order.push(tag), await sleep(50), tag) },
+      maxConcurrentActivityTaskExecutions: 1,
+    });
+    await activities.runUntil(Promise.all(runs.map((r) => r.result())));
+    workflows.shutdown();
+    await workflowsRunning;
+    assert.equal(order.length, 35);
+    const positions = order.flatMap((tag, i) => (tag.startsWith('B') ? [i] : []));
+    console.log(`      dispatch order: ${order.join(' ')}; account B's 5 tasks at positions ${positions.join(', ')} of 35`);
+    return positions;
+  } finally {
+    await native.close();
+    await connection.close();
+    await dev.stop();
+  }
+}
+
+describe('fairness between accounts on the embedded Temporal dev server (measured, not assumed from a flag)', function () {
+  this.timeout(300_000);
+  let dir: string;
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-fairness-'));
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it("another account's work is handed out between a queued burst's tasks, not after them", async () => {
+    const positions = await dispatchPositions(dir);
+    // weights 5 (business) to 3 (pro): B's share is 3 in 8, so its 5 tasks are out within about the first 14
+    assert.ok(positions.every((p) => p < 20), `B waited behind the burst: ${positions.join(', ')}`);
+  });
+
+  it('control: with fairness switched off the same queue is first in, first out, so the probe above can tell', async () => {
+    const positions = await dispatchPositions(dir, ['--dynamic-config-value', 'matching.enableFairness=false']);
+    assert.ok(positions.every((p) => p >= 25), `B was not last without fairness: ${positions.join(', ')}`);
+  });
+});
