@@ -1,11 +1,13 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { MikroORM } from '@mikro-orm/core';
 import { Job } from '../db/job.entity';
-import { failJobWithRefund } from '../db/jobs.repository';
+import { Account } from '../db/account.entity';
+import { claimRunningSlot, failJobWithRefund, jobsDueASlot, type SlotClaim } from '../db/jobs.repository';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import type { JobEnd, JobOutput } from '../lib/jobs';
 import { log } from '../lib/logger';
+import { PLANS, type PlanName } from '../lib/plans';
 import { creditsRefunded, jobDuration, jobsCompleted, jobsFailed } from '../lib/metrics';
 
 export interface ControlDeps {
@@ -25,7 +27,31 @@ export function createControlActivities(deps: ControlDeps) {
     return { em, job };
   }
 
+  /** The account's plan cap on jobs processing at once, read now: a plan change applies to the next claim. */
+  async function maxRunningOf(em: ReturnType<typeof orm.em.fork>, accountId: string): Promise<number> {
+    const account = await em.findOne(Account, accountId, { fields: ['plan'] });
+    return PLANS[(account?.plan ?? 'free') as PlanName].maxRunningJobs;
+  }
+
   return {
+    /** Takes one of the account's running slots for a pending job, in the account's order; 'waiting' when none is free yet. */
+    async claimRunningSlot(jobId: string): Promise<SlotClaim> {
+      const em = orm.em.fork();
+      const job = await em.findOne(Job, jobId, { fields: ['accountId'] });
+      if (!job) throw ApplicationFailure.nonRetryable(`job ${jobId} does not exist`, 'JobMissing');
+      const { claim, job: claimed } = await claimRunningSlot(em.fork(), jobId, await maxRunningOf(em, job.accountId));
+      if (claim === 'claimed' && claimed) log.info({ job_id: claimed.id, job_type: claimed.jobType, account_id: claimed.accountId, status: 'processing' }, 'job processing');
+      return claim;
+    },
+
+    /** The jobs of this job's account that a freed slot lets run now (oldest first). */
+    async jobsDueASlot(jobId: string): Promise<string[]> {
+      const em = orm.em.fork();
+      const job = await em.findOne(Job, jobId, { fields: ['accountId'] });
+      if (!job) return [];
+      return jobsDueASlot(em, job.accountId, await maxRunningOf(em, job.accountId));
+    },
+
     async markProcessing(jobId: string): Promise<void> {
       const { em, job } = await loadJob(jobId);
       if (job.status !== 'pending') return;

@@ -7,12 +7,13 @@ import { createApp } from '../api/app';
 import { createApiServer } from '../api/http-server';
 import { JobDispatcher } from '../api/services/job-dispatcher';
 import { openOrm } from '../db/orm';
+import { jobCountsByPlan } from '../db/jobs.repository';
 import { serverSecret } from '../db/secrets.repository';
 import { createSpeechServices } from '../engines/speech/services';
 import { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import { log } from '../lib/logger';
-import { METRICS_CONTENT_TYPE, metricsText, setBacklogReader } from '../lib/metrics';
+import { METRICS_CONTENT_TYPE, metricsText, setBacklogReader, setJobsByPlanReader } from '../lib/metrics';
 import { FileLinks } from '../lib/file-links';
 import type { TaskQueue } from '../lib/queues';
 import { connectTemporal, createTemporalOrchestrator, ensureSearchAttributes, taskQueueBacklog } from '../workers/temporal-client';
@@ -86,6 +87,7 @@ export async function startApi(config: Config, orm: MikroORM, address: string): 
   const searchAttributes = await ensureSearchAttributes(client, (msg) => log.warn(msg));
   const orchestrator = createTemporalOrchestrator(client, { ...config, searchAttributes });
   setBacklogReader(taskQueueBacklog(client));
+  setJobsByPlanReader(() => jobCountsByPlan(orm.em.fork()));
   const dispatcher = new JobDispatcher(orchestrator, { log: (msg, err) => log.warn({ err: err instanceof Error ? err.message : String(err) }, msg) });
   const app = createApp({
     orm,

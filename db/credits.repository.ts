@@ -32,7 +32,7 @@ async function applyToBalance(em: EntityManager, accountId: string, amount: numb
  * PostgreSQL takes a row lock; SQLite already serialises writers (one connection per process, a
  * database-wide write lock across processes), and this update takes that lock up front.
  */
-async function lockAccount(em: EntityManager, accountId: string): Promise<void> {
+export async function lockAccount(em: EntityManager, accountId: string): Promise<void> {
   const conn = em.getConnection();
   const platform = em.getPlatform().constructor.name.toLowerCase();
   const sql = platform.includes('postgre')

@@ -24,7 +24,7 @@ export class Job {
 export const JobEntitySchema = new EntitySchema<Job>({
   class: Job,
   tableName: 'jobs',
-  indexes: [{ properties: ['accountId', 'createdAt', 'id'] }],
+  indexes: [{ properties: ['accountId', 'createdAt', 'id'] }, { properties: ['accountId', 'status', 'createdAt'] }],
   properties: {
     id: { type: 'string', primary: true, length: 36 },
     accountId: { type: 'string', length: 36 },

@@ -3,7 +3,7 @@
 import type { EntityManager, FilterQuery } from '@mikro-orm/core';
 import type { JobStatus, JobType, MediaJobInput } from '../lib/jobs';
 import type { PlanName } from '../lib/plans';
-import { refundJob } from './credits.repository';
+import { lockAccount, refundJob } from './credits.repository';
 import { Job } from './job.entity';
 
 /** A job of the account, or null (ids of other accounts' jobs look exactly like unknown ones). */
@@ -55,4 +55,50 @@ export function jobInputOf(job: Job, plan?: PlanName): MediaJobInput {
 /** Jobs still pending since before `createdBefore`, oldest first: their workflow may never have been started. */
 export function pendingJobsSince(em: EntityManager, createdBefore: Date, limit: number): Promise<Job[]> {
   return em.find(Job, { status: 'pending', createdAt: { $lt: createdBefore } }, { orderBy: { createdAt: 'asc' }, limit });
+}
+
+export type SlotClaim = 'claimed' | 'waiting' | 'not-pending';
+
+/**
+ * Moves a pending job to processing when its account has fewer than `maxRunning` jobs processing and
+ * no older job of the account is still waiting: the account's jobs take its slots in order. The
+ * account row is locked so two claims cannot both take the last slot.
+ */
+export async function claimRunningSlot(em: EntityManager, jobId: string, maxRunning: number): Promise<{ claim: SlotClaim; job: Job | null }> {
+  return em.transactional(async (tx) => {
+    const job = await tx.findOne(Job, jobId);
+    if (!job) return { claim: 'not-pending', job: null };
+    if (job.status !== 'pending') return { claim: 'not-pending', job };
+    await lockAccount(tx, job.accountId);
+    const running = await tx.count(Job, { accountId: job.accountId, status: 'processing' });
+    const older = await tx.count(Job, { accountId: job.accountId, status: 'pending', $or: [{ createdAt: { $lt: job.createdAt } }, { createdAt: job.createdAt, id: { $lt: job.id } }] });
+    if (running >= maxRunning || older > 0) return { claim: 'waiting', job };
+    job.status = 'processing';
+    job.startedAt = new Date();
+    job.progress = 0;
+    await tx.flush();
+    return { claim: 'claimed', job };
+  });
+}
+
+/** The account's oldest pending jobs, as many as it has free slots: the ones to wake when a slot frees. */
+export async function jobsDueASlot(em: EntityManager, accountId: string, maxRunning: number): Promise<string[]> {
+  const free = maxRunning - (await em.count(Job, { accountId, status: 'processing' }));
+  if (free <= 0) return [];
+  const next = await em.find(Job, { accountId, status: 'pending' }, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: free, fields: ['id'] });
+  return next.map((j) => j.id);
+}
+
+/** How many of the account's jobs are processing now, and how many wait for a slot. */
+export async function accountJobCounts(em: EntityManager, accountId: string): Promise<{ running: number; queued: number }> {
+  const [running, queued] = await Promise.all([em.count(Job, { accountId, status: 'processing' }), em.count(Job, { accountId, status: 'pending' })]);
+  return { running, queued };
+}
+
+/** Jobs processing and pending per plan (bounded labels for metrics: never per account). */
+export async function jobCountsByPlan(em: EntityManager): Promise<{ plan: string; status: string; count: number }[]> {
+  const rows = (await em
+    .getConnection()
+    .execute("select a.plan as plan, j.status as status, count(*) as n from jobs j join accounts a on a.id = j.account_id where j.status in ('pending', 'processing') group by a.plan, j.status", [], 'all')) as { plan: string; status: string; n: number | string }[];
+  return rows.map((r) => ({ plan: r.plan, status: r.status, count: Number(r.n) }));
 }

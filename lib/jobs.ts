@@ -44,3 +44,6 @@ export const FAILURE_TYPES = {
   unavailable: 'SourceUnavailable',
   rejected: 'SourceRejected',
 } as const;
+
+/** The Temporal workflow id of a job's workflow. */
+export const jobWorkflowId = (jobId: string): string => `job-${jobId}`;

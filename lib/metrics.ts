@@ -42,6 +42,25 @@ new client.Gauge({
   },
 });
 
+type JobsByPlanReader = () => Promise<{ plan: string; status: string; count: number }[]>;
+let jobsByPlanReader: JobsByPlanReader | null = null;
+/** Where the per-plan job gauge reads from (the database); set by a process that has it. */
+export function setJobsByPlanReader(read: JobsByPlanReader): void {
+  jobsByPlanReader = read;
+}
+
+new client.Gauge({
+  name: 'mediasvc_jobs_in_flight',
+  help: "Jobs processing (running) and pending (queued: waiting for one of their account's running slots, or about to start), by plan",
+  labelNames: ['plan', 'state'] as const,
+  registers: [registry],
+  async collect() {
+    if (!jobsByPlanReader) return;
+    this.reset();
+    for (const row of await jobsByPlanReader().catch(() => [])) this.set({ plan: row.plan, state: row.status === 'processing' ? 'running' : 'queued' }, row.count);
+  },
+});
+
 /** The Prometheus text exposition of this process's metrics. */
 export function metricsText(): Promise<string> {
   return registry.metrics();

@@ -499,6 +499,26 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         const broke = await h.newAccount('starter', 0);
         assert.equal((await h.request('GET', `/v1/info?url=${encodeURIComponent(SOURCE)}`, { key: broke.key })).status, 402);
       });
+
+      it("refuses an account's info read beyond its plan's reads at once with 429 and Retry-After; others and later reads go through", async () => {
+        const a = await h.newAccount('free'); // two at once
+        const b = await h.newAccount('free');
+        let release!: () => void;
+        const gate = new Promise<void>((r) => (release = r));
+        h.orchestrator.info = async (url) => (await gate, { ...sampleInfo, url });
+        const read = (key: string) => h.request('GET', `/v1/info?url=${encodeURIComponent(SOURCE)}`, { key });
+        const held = [read(a.key), read(a.key)];
+        await new Promise((r) => setTimeout(r, 300));
+        const third = await read(a.key);
+        assert.equal(third.status, 429, JSON.stringify(third.body));
+        assert.match(third.body.detail, /2 info reads of this account are already in progress, the most the free plan allows at once/);
+        assert.equal(third.headers.get('retry-after'), '1');
+        const other = read(b.key); // another account's reads are not counted with A's
+        release();
+        assert.deepEqual((await Promise.all([...held, other])).map((r) => r.status), [200, 200, 200]);
+        assert.equal((await read(a.key)).status, 200, 'a slot frees when a read answers');
+        assert.equal(await h.balance(a.accountId), 25 - 3, 'the refused read cost nothing');
+      });
     });
 
     describe('result files', () => {

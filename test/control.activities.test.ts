@@ -5,6 +5,7 @@ import path from 'node:path';
 import { createControlActivities } from '../activities/control.activities';
 import { Job } from '../db/job.entity';
 import { adjustCredits, chargeCredits, grantMonthlyAllowances } from '../db/credits.repository';
+import { jobCountsByPlan } from '../db/jobs.repository';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';
 import { runActivity } from './helpers/activity-env';
 
@@ -76,6 +77,41 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
       await runActivity(acts().failJob, { jobId, errorMessage: 'late' });
       assert.equal((await h.orm.em.fork().findOneOrFail(Job, jobId)).status, 'completed');
       assert.equal(await h.balance(accountId), 999);
+    });
+
+    it("an account's jobs take its plan's running slots in order, never more at once, however many claim together", async () => {
+      const a = await h.newAccount('free'); // two running slots
+      const em = h.orm.em.fork();
+      const t0 = Date.now() - 60_000;
+      const ids = [0, 1, 2, 3].map((i) => {
+        const id = crypto.randomUUID();
+        em.create(Job, { id, accountId: a.accountId, jobType: 'download', status: 'pending', sourceUrl: 'http://x/', parameters: {}, creditsCharged: 1, resultData: null, createdAt: new Date(t0 + i * 1000) });
+        return id;
+      });
+      await em.flush();
+      const claim = (id: string) => runActivity(acts().claimRunningSlot, id);
+      // every job claims three times at once: only the two oldest get a slot
+      const claims = await Promise.all([...ids, ...ids, ...ids].reverse().map(async (id) => ({ id, claim: await claim(id) })));
+      const claimedBy = new Set(claims.filter((c) => c.claim === 'claimed').map((c) => c.id));
+      assert.deepEqual([...claimedBy].sort(), [ids[0], ids[1]].sort(), JSON.stringify(claims));
+      const statuses = async () => Promise.all(ids.map(async (id) => (await h.orm.em.fork().findOneOrFail(Job, id)).status));
+      assert.deepEqual(await statuses(), ['processing', 'processing', 'pending', 'pending']);
+      let account = await h.request('GET', '/v1/account', { key: a.key });
+      assert.deepEqual([account.body.running_jobs, account.body.queued_jobs, account.body.max_running_jobs], [2, 2, 2], JSON.stringify(account.body));
+
+      // a slot frees: the next in line is woken, and a younger job cannot jump ahead of it
+      await runActivity(acts().completeJob, { jobId: ids[0]!, output: { outputFile: `${ids[0]}/output.mp4`, resultData: {} } });
+      assert.deepEqual(await runActivity(acts().jobsDueASlot, ids[0]!), [ids[2]]);
+      assert.equal(await claim(ids[3]!), 'waiting');
+      assert.equal(await claim(ids[2]!), 'claimed');
+      assert.equal(await claim(ids[2]!), 'not-pending', 'a retried claim changes nothing');
+      assert.deepEqual(await statuses(), ['completed', 'processing', 'processing', 'pending']);
+      account = await h.request('GET', '/v1/account', { key: a.key });
+      assert.deepEqual([account.body.running_jobs, account.body.queued_jobs], [2, 1]);
+      // the per-plan gauge's rows (other tests' accounts share this database: at least these)
+      const byPlan = await jobCountsByPlan(h.orm.em.fork());
+      assert.ok((byPlan.find((r) => r.plan === 'free' && r.status === 'processing')?.count ?? 0) >= 2, JSON.stringify(byPlan));
+      assert.ok((byPlan.find((r) => r.plan === 'free' && r.status === 'pending')?.count ?? 0) >= 1, JSON.stringify(byPlan));
     });
   });
 }

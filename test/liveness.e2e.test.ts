@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fixtureCacheDir, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
-import { ledgerByJob } from './helpers/ledger';
+import { ledgerByJob, querySqlite } from './helpers/ledger';
 import { cli, waitFor } from './helpers/processes';
 import { startServeStack, type JobBody, type ServeStack } from './helpers/serve-stack';
 import { startReceiver, type Receiver } from './helpers/webhook-receiver';
@@ -202,6 +202,45 @@ describe('liveness: cancellation stops real tools; progress moves; info reads ne
     assert.ok(changes.length >= 5, `progress moved through ${changes.length} values: ${values.join(',')}`);
     const gaps = changes.slice(1).map((x, i) => x.t - changes[i]!.t);
     console.log(`      progress cadence: ${changes.length} distinct values over ${running.at(-1)!.t.toFixed(1)} s of processing; longest wait for a new value ${Math.max(...gaps).toFixed(1)} s, median ${gaps.sort((a, b) => a - b)[Math.floor(gaps.length / 2)]!.toFixed(1)} s`);
+  });
+
+  it("a free account's jobs run two at a time, the plan's slots; the rest wait pending and start in the order they came", async () => {
+    const accountId = (await cli(s.env, 'accounts', 'create', '--name', 'slots', '--plan', 'free')).pop()!;
+    const key = (await cli(s.env, 'keys', 'create', '--account', accountId, '--name', 'slots key')).pop()!;
+    // the free plan's 10 requests a minute: 6 creates and one account read, then the database is watched
+    const call = async (method: string, p: string, body?: unknown) => {
+      const res = await fetch(s.base + p, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const created = await call('POST', '/v1/preview', { url: fx.url('/media/v1080.mp4'), preview_type: 'thumbnail', timestamp: String((i + 1) / 4) });
+      assert.equal(created.status, 202, JSON.stringify(created.body));
+      ids.push(created.body.job_id as string);
+    }
+    const account = await call('GET', '/v1/account');
+    assert.ok(account.body.running_jobs <= 2, JSON.stringify(account.body));
+    const db = path.join(s.dataDir, 'mediasvc.sqlite');
+    type Row = { id: string; status: string; created_at: number; started_at: number | null; completed_at: number | null };
+    const rows = await waitFor(
+      'the six jobs to end',
+      async () => {
+        const r = await querySqlite<Row>(db, `select id, status, created_at, started_at, completed_at from jobs where account_id = ? order by created_at, id`, [accountId]);
+        return r.length === 6 && r.every((x) => x.status === 'completed' || x.status === 'failed') ? r : undefined;
+      },
+      300_000,
+      500,
+    );
+    assert.deepEqual(rows.map((r) => r.status), Array(6).fill('completed'), JSON.stringify(rows));
+    // the most running at one instant, from the recorded intervals (not from polling luck)
+    const edges = rows.flatMap((r) => [[Number(r.started_at), 1], [Number(r.completed_at), -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    let now = 0;
+    let most = 0;
+    for (const [, d] of edges) most = Math.max(most, (now += d));
+    const startOrder = [...rows].sort((a, b) => Number(a.started_at) - Number(b.started_at)).map((r) => ids.indexOf(r.id));
+    console.log(`      account read right after the creates: ${account.body.running_jobs} running, ${account.body.queued_jobs} queued; at most ${most} ran at once; start order ${startOrder.join(' ')}`);
+    assert.ok(most <= 2, `${most} of a free account's jobs ran at once`);
+    assert.deepEqual(startOrder, [0, 1, 2, 3, 4, 5]);
   });
 
   it('info reads have capacity of their own: answered while 40 download jobs queue up (latency measured); cancelling them refunds each once', async () => {

@@ -30,7 +30,8 @@ function mocks(overrides: { fetch?: Partial<SourceActivities>; process?: Partial
       ]),
     ) as unknown as T;
   const control = rec<ControlActivities & WebhookActivities>({
-    markProcessing: async () => undefined,
+    claimRunningSlot: async () => 'claimed' as const,
+    jobsDueASlot: async () => [],
     completeJob: async (i) => ({ jobId: i.jobId, status: 'completed' }),
     failJob: async (i) => ({ jobId: i.jobId, status: 'failed' }),
     // event delivery has its own tests (webhooks.test.ts); here the account has no targets
@@ -102,13 +103,13 @@ describe('mediaJobWorkflow (time-skipping)', function () {
     }
   }
 
-  it('marks processing, downloads, finalizes and completes', async () => {
+  it('claims a running slot, downloads, finalizes, completes and wakes the next job of the account', async () => {
     const m = mocks();
     const { result, input } = await run(m);
     assert.deepEqual(result, { jobId: input.jobId, status: 'completed' });
     assert.deepEqual(
       m.calls.map((c) => c.name),
-      ['markProcessing', 'resolveSource', 'finalizeDownload', 'completeJob', 'planJobEvent'],
+      ['claimRunningSlot', 'resolveSource', 'finalizeDownload', 'completeJob', 'jobsDueASlot', 'planJobEvent'],
     );
     const complete = m.calls.find((c) => c.name === 'completeJob')!.args[0] as { output: { resultData: { title: string } } };
     assert.equal(complete.output.resultData.title, 'Fixture');
@@ -205,6 +206,39 @@ describe('mediaJobWorkflow (time-skipping)', function () {
     assert.equal((fails[0]!.args[0] as { errorMessage: string }).errorMessage, 'cancelled by the client');
     assert.deepEqual((m.calls.find((c) => c.name === 'planJobEvent')!.args[0] as { event: string }).event, 'job.failed');
     assert.equal(m.calls.filter((c) => c.name === 'completeJob' || c.name === 'finalizeDownload').length, 0);
+  });
+
+  it("waits pending while its account's running slots are taken, re-checking on a durable timer, then runs", async () => {
+    let claims = 0;
+    const m = mocks({ control: { claimRunningSlot: async () => (++claims < 3 ? 'waiting' : 'claimed') } });
+    const { result } = await run(m);
+    assert.equal(result?.status, 'completed');
+    assert.equal(claims, 3);
+    const names = m.calls.map((c) => c.name);
+    assert.ok(names.lastIndexOf('claimRunningSlot') < names.indexOf('resolveSource'), `nothing ran before the slot was claimed: ${names.join(', ')}`);
+  });
+
+  it('a job cancelled while it waits for a slot ends failed, refunded, without running a step', async () => {
+    let waiting!: () => void;
+    const started = new Promise<void>((r) => (waiting = r));
+    const m = mocks({
+      control: {
+        claimRunningSlot: async () => {
+          waiting();
+          return 'waiting';
+        },
+      },
+    });
+    current = m;
+    const input = newInput();
+    const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: 'control', workflowId: `job-${input.jobId}`, args: [input], ...DRIVEN_WORKFLOW_OPTIONS });
+    await started;
+    await handle.cancel();
+    await assert.rejects(driveToCompletion(env, handle), (err: unknown) => err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure);
+    const fails = m.calls.filter((c) => c.name === 'failJob');
+    assert.equal(fails.length, 1);
+    assert.equal((fails[0]!.args[0] as { errorMessage: string }).errorMessage, 'cancelled by the client');
+    assert.equal(m.calls.filter((c) => c.name === 'resolveSource').length, 0);
   });
 
   it('retries a failing database step instead of losing the job', async () => {

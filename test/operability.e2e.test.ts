@@ -110,7 +110,7 @@ describe('operability: search attributes, metrics, logs and health on a live ser
     }
   }
 
-  it('job workflows carry JobId, AccountId, JobType and JobStatus, and a memo with source_url: queries return exactly the right workflows', async () => {
+  it('job workflows carry JobId, AccountId, JobType and JobStatus, and a memo with source_url and the fairness key: queries return exactly the right workflows', async () => {
     const wf = (id: string) => `job-${id}`;
     assert.deepEqual(await ids(`JobType = 'fingerprint'`, [wf(jobs.missing), wf(jobs.otherFingerprint)]), [wf(jobs.missing), wf(jobs.otherFingerprint)].sort());
     assert.deepEqual(await ids(`AccountId = '${s.accountId}' AND JobStatus = 'failed'`, [wf(jobs.missing)]), [wf(jobs.missing)]);
@@ -122,6 +122,8 @@ describe('operability: search attributes, metrics, logs and health on a live ser
 
     const desc = await temporal.workflow.getHandle(wf(jobs.missing)).describe();
     assert.equal(desc.memo?.source_url, fx.url('/media/missing.mp4'));
+    // the fairness key its tasks are dispatched under, readable in the UI
+    assert.deepEqual([desc.memo?.fairness_key, desc.memo?.fairness_weight, desc.memo?.plan], [s.accountId, 6, 'enterprise']);
 
     // the webhook delivery of the completed job carries the job's and account's ids
     const hooksOfJob = await ids(`WorkflowType = 'webhookDeliveryWorkflow' AND JobId = '${jobs.preview}'`, [`webhook-${jobs.preview}-job.completed-ep1`]);

@@ -94,12 +94,14 @@ async function describeProgress(client: Client, jobId: string): Promise<number |
 export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSeconds: number; searchAttributes?: boolean }): Orchestrator {
   const orchestrator: Orchestrator = {
     async startJob(input) {
+      const priority = accountPriority(input.accountId, input.plan);
       try {
         await client.workflow.start<typeof mediaJobWorkflow>('mediaJobWorkflow', {
           taskQueue: 'control',
           workflowId: jobWorkflowId(input.jobId),
           args: [input],
-          memo: { source_url: input.sourceUrl },
+          // the fairness key in the Temporal UI: which account's share this job's tasks are dispatched from
+          memo: { source_url: input.sourceUrl, ...(priority ? { fairness_key: priority.fairnessKey, fairness_weight: priority.fairnessWeight, plan: input.plan ?? 'free' } : {}) },
           ...(opts.searchAttributes
             ? {
                 typedSearchAttributes: [
@@ -111,7 +113,7 @@ export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSe
               }
             : {}),
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          priority: accountPriority(input.accountId, input.plan),
+          priority,
         });
         return true;
       } catch (err) {

@@ -7,7 +7,7 @@ import type { QueueActivities } from '../workers/queues';
 type Plan = { [Q in TaskQueue]: readonly (keyof QueueActivities<Q> & string)[] };
 
 export const ACTIVITY_PLAN = {
-  control: ['markProcessing', 'completeJob', 'failJob', 'planJobEvent', 'attemptDelivery', 'recordLostAttempt', 'deliveryTargetActive', 'startStrandedJobs', 'sweepExpiredOutputs', 'grantMonthlyCredits'],
+  control: ['markProcessing', 'claimRunningSlot', 'jobsDueASlot', 'completeJob', 'failJob', 'planJobEvent', 'attemptDelivery', 'recordLostAttempt', 'deliveryTargetActive', 'startStrandedJobs', 'sweepExpiredOutputs', 'grantMonthlyCredits'],
   'media-info': ['readInfo'],
   'media-fetch': ['readInfo', 'probeSource', 'downloadSource', 'fetchSource', 'resolveSource', 'extractComments'],
   'media-process': ['finalizeDownload', 'processDownload', 'makePreview', 'fingerprintFrame'],

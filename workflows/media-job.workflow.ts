@@ -3,17 +3,21 @@ import {
   ApplicationFailure,
   CancellationScope,
   CancelledFailure,
+  condition,
+  defineSignal,
+  getExternalWorkflowHandle,
   isCancellation,
   log,
   ParentClosePolicy,
   patched,
+  setHandler,
   startChild,
   TimeoutFailure,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import { ApplicationFailureCategory, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
-import { CANCELLED_MESSAGE, FAILURE_TYPES, type JobEnd, type JobStatus, type MediaJobInput } from '../lib/jobs';
+import { CANCELLED_MESSAGE, FAILURE_TYPES, jobWorkflowId, type JobEnd, type JobStatus, type MediaJobInput } from '../lib/jobs';
 import { ACCOUNT_ID, JOB_ID, JOB_STATUS } from '../lib/search-attributes';
 import { withoutInternals } from '../lib/user-text';
 import { control } from './activity-proxies';
@@ -33,10 +37,13 @@ export async function mediaJobWorkflow(input: MediaJobInput): Promise<JobEnd> {
   const setStatus = (status: JobStatus): void => {
     if (tracked) upsertSearchAttributes([{ key: JOB_STATUS, value: status }]);
   };
+  // jobs since per-account slots wait pending until one of their plan's running slots is theirs
+  const slots = patched('account-running-slots-v1');
   let end: JobEnd;
   let failure: { message: string; cancelled: boolean } | null = null;
   try {
-    await control.markProcessing(input.jobId);
+    if (slots) await waitForRunningSlot(input.jobId);
+    else await control.markProcessing(input.jobId);
     setStatus('processing');
     const output = await runOperation(input);
     end = await control.completeJob({ jobId: input.jobId, output });
@@ -48,11 +55,45 @@ export async function mediaJobWorkflow(input: MediaJobInput): Promise<JobEnd> {
     end = await CancellationScope.nonCancellable(() => control.failJob({ jobId: input.jobId, errorMessage }));
   }
   setStatus(end.status);
+  if (slots) await CancellationScope.nonCancellable(() => wakeJobsDueASlot(input.jobId));
   await CancellationScope.nonCancellable(() => startEventDeliveries(input.jobId, end, tracked));
   if (end.status === 'completed' || !failure) return end;
   if (failure.cancelled) throw new CancelledFailure(failure.message);
   // Failed jobs show as Failed in the Temporal UI (the user's error is no fault of the service: benign).
   throw ApplicationFailure.create({ message: failure.message, type: 'JobFailed', nonRetryable: true, category: ApplicationFailureCategory.BENIGN });
+}
+
+/** Sent to a waiting job when a slot of its account frees. */
+export const slotFreedSignal = defineSignal('slotFreed');
+
+/**
+ * Claims a running slot of the job's account, or waits pending until one frees: a finishing job of
+ * the account signals the next in line, and a periodic re-check covers a signal that never came.
+ */
+async function waitForRunningSlot(jobId: string): Promise<void> {
+  let woken = false;
+  setHandler(slotFreedSignal, () => {
+    woken = true;
+  });
+  for (;;) {
+    woken = false;
+    if ((await control.claimRunningSlot(jobId)) !== 'waiting') return;
+    await condition(() => woken, '30 seconds');
+  }
+}
+
+/** Lets the account's next waiting jobs know a slot is free; one that has ended or never started is skipped. */
+async function wakeJobsDueASlot(jobId: string): Promise<void> {
+  const due = await control.jobsDueASlot(jobId);
+  await Promise.all(
+    due.map(async (id) => {
+      try {
+        await getExternalWorkflowHandle(jobWorkflowId(id)).signal(slotFreedSignal);
+      } catch {
+        // it ended meanwhile, or its workflow has not started yet: it claims its slot when it runs
+      }
+    }),
+  );
 }
 
 /** The lifecycle before job-lifecycle-v2: kept only so recorded histories replay. */

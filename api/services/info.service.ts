@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/core';
-import type { Account } from '../../db/account.entity';
+import { PLANS, type Account } from '../../db/account.entity';
 import { chargeCredits, currentBalance } from '../../db/credits.repository';
 import { DomainError } from '../../lib/errors';
 import type { VideoInfo } from '../../lib/video-info';
@@ -10,8 +10,27 @@ import { InfoError } from './orchestrator';
 
 export const INFO_COST = 1;
 
-/** The synchronous metadata read: 1 credit, charged only when the answer is ready (decisions.md). */
+/** Info reads in flight in this API process, per account. Failed reads are free, so they are capped by plan. */
+const readsInFlight = new Map<string, number>();
+
+/** The synchronous metadata read: 1 credit, charged only when the answer is ready (decisions.md); at most the plan's maxInfoReads at once. */
 export async function readVideoInfo(em: EntityManager, deps: Pick<ApiDeps, 'orchestrator' | 'config'>, account: Account, url: string): Promise<VideoInfo> {
+  const cap = PLANS[account.plan].maxInfoReads;
+  const inFlight = readsInFlight.get(account.id) ?? 0;
+  if (inFlight >= cap) {
+    throw new DomainError('rate_limited', `${inFlight} info reads of this account are already in progress, the most the ${account.plan} plan allows at once; retry when one has answered.`, { retryAfterSeconds: 1 });
+  }
+  readsInFlight.set(account.id, inFlight + 1);
+  try {
+    return await readInfoCharged(em, deps, account, url);
+  } finally {
+    const left = (readsInFlight.get(account.id) ?? 1) - 1;
+    if (left > 0) readsInFlight.set(account.id, left);
+    else readsInFlight.delete(account.id);
+  }
+}
+
+async function readInfoCharged(em: EntityManager, deps: Pick<ApiDeps, 'orchestrator' | 'config'>, account: Account, url: string): Promise<VideoInfo> {
   await assertReachable('url', url, deps.config.allowPrivateNetwork);
   const balance = await currentBalance(em, account.id);
   if (balance < INFO_COST) throw new DomainError('insufficient_credits', `An info call costs ${INFO_COST} credit but the balance is ${balance}; add credits or upgrade the plan.`);

@@ -33,4 +33,4 @@ export interface Orchestrator {
   jobProgress(jobId: string): Promise<number | null>;
 }
 
-export const jobWorkflowId = (jobId: string): string => `job-${jobId}`;
+export { jobWorkflowId } from '../../lib/jobs';

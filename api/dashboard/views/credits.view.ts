@@ -9,13 +9,14 @@ export type AccountSummary = Awaited<ReturnType<typeof accountSummary>>;
 
 const number = (n: number) => n.toLocaleString('en-US');
 
-/** Balance, plan, rate limit, allowance and next top-up as a row of cards. */
+/** Balance, plan, rate limit, allowance, next top-up and jobs running and queued as a row of cards. */
 export function summaryCards(summary: AccountSummary): Html {
   const cards: [string, Html | string][] = [
     ['Balance', html`<span class="big">${number(summary.balance)}</span> credits`],
     ['Plan', html`<span class="big">${summary.plan}</span> ${number(summary.rate_limit_per_minute)} requests per minute per key`],
     ['Monthly allowance', html`<span class="big">${number(summary.monthly_credits)}</span> credits`],
     ['Next top-up', html`<span class="big"><time datetime="${summary.next_topup_at}">${summary.next_topup_at.slice(0, 10)}</time></span> 00:00 UTC, to ${number(summary.monthly_credits)} credits`],
+    ['Jobs now', html`<span class="big">${number(summary.running_jobs)}</span> running, ${number(summary.queued_jobs)} queued; the plan runs ${number(summary.max_running_jobs)} at once`],
   ];
   return html`<dl class="cards">${cards.map(([label, value]) => html`<div class="stat"><dt>${label}</dt><dd>${value}</dd></div>`)}</dl>`;
 }
