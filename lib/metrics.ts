@@ -23,43 +23,43 @@ export const creditsRefunded = new client.Counter({ name: 'mediasvc_credits_refu
 export const webhookDeliveries = new client.Counter({ name: 'mediasvc_webhook_delivery_attempts_total', help: 'Webhook delivery attempts, by event and outcome: delivered, retry (another attempt is scheduled), exhausted (the last attempt failed), failed (410 Gone or the endpoint was deleted)', labelNames: ['event', 'outcome'] as const, registers: [registry] });
 export const webhookLatency = new client.Histogram({ name: 'mediasvc_webhook_delivery_seconds', help: 'Time a receiver took to answer a delivery attempt', labelNames: ['event'] as const, buckets: SECONDS, registers: [registry] });
 
-type BacklogReader = () => Promise<{ queue: string; kind: 'workflow' | 'activity'; backlog: number }[]>;
-let backlogReader: BacklogReader | null = null;
+/**
+ * A gauge read at scrape time from a source that only some processes have (Temporal, the database):
+ * empty until that process sets its reader; a failed read leaves it empty rather than failing the scrape.
+ */
+function readGauge<L extends string>(name: string, help: string, labelNames: readonly L[]) {
+  let reader: (() => Promise<{ labels: Record<L, string>; value: number }[]>) | null = null;
+  new client.Gauge({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    async collect() {
+      if (!reader) return;
+      this.reset();
+      for (const row of await reader().catch(() => [])) this.set(row.labels, row.value);
+    },
+  });
+  return (read: NonNullable<typeof reader>): void => {
+    reader = read;
+  };
+}
+
+const setBacklogRows = readGauge('mediasvc_queue_backlog', 'Tasks waiting on each Temporal task queue (approximate, from the server), by queue and kind', ['queue', 'kind'] as const);
 /** Where the queue backlog gauge reads from (Temporal's task queue stats); set by a process with a Temporal client. */
-export function setBacklogReader(read: BacklogReader): void {
-  backlogReader = read;
+export function setBacklogReader(read: () => Promise<{ queue: string; kind: 'workflow' | 'activity'; backlog: number }[]>): void {
+  setBacklogRows(async () => (await read()).map((r) => ({ labels: { queue: r.queue, kind: r.kind }, value: r.backlog })));
 }
 
-new client.Gauge({
-  name: 'mediasvc_queue_backlog',
-  help: 'Tasks waiting on each Temporal task queue (approximate, from the server), by queue and kind',
-  labelNames: ['queue', 'kind'] as const,
-  registers: [registry],
-  async collect() {
-    if (!backlogReader) return;
-    this.reset();
-    for (const row of await backlogReader().catch(() => [])) this.set({ queue: row.queue, kind: row.kind }, row.backlog);
-  },
-});
-
-type JobsByPlanReader = () => Promise<{ plan: string; status: string; count: number }[]>;
-let jobsByPlanReader: JobsByPlanReader | null = null;
+const setJobsByPlanRows = readGauge(
+  'mediasvc_jobs_in_flight',
+  "Jobs processing (running) and pending (queued: waiting for one of their account's running slots, or about to start), by plan",
+  ['plan', 'state'] as const,
+);
 /** Where the per-plan job gauge reads from (the database); set by a process that has it. */
-export function setJobsByPlanReader(read: JobsByPlanReader): void {
-  jobsByPlanReader = read;
+export function setJobsByPlanReader(read: () => Promise<{ plan: string; status: string; count: number }[]>): void {
+  setJobsByPlanRows(async () => (await read()).map((r) => ({ labels: { plan: r.plan, state: r.status === 'processing' ? 'running' : 'queued' }, value: r.count })));
 }
-
-new client.Gauge({
-  name: 'mediasvc_jobs_in_flight',
-  help: "Jobs processing (running) and pending (queued: waiting for one of their account's running slots, or about to start), by plan",
-  labelNames: ['plan', 'state'] as const,
-  registers: [registry],
-  async collect() {
-    if (!jobsByPlanReader) return;
-    this.reset();
-    for (const row of await jobsByPlanReader().catch(() => [])) this.set({ plan: row.plan, state: row.status === 'processing' ? 'running' : 'queued' }, row.count);
-  },
-});
 
 /** The Prometheus text exposition of this process's metrics. */
 export function metricsText(): Promise<string> {

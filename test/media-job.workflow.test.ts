@@ -103,6 +103,20 @@ describe('mediaJobWorkflow (time-skipping)', function () {
     }
   }
 
+  /** Starts a job, cancels it once `started` resolves, and checks it ended cancelled with exactly one failJob saying so. */
+  async function cancelOnce(m: ReturnType<typeof mocks>, started: Promise<void>) {
+    current = m;
+    const input = newInput();
+    const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: 'control', workflowId: `job-${input.jobId}`, args: [input], ...DRIVEN_WORKFLOW_OPTIONS });
+    await started;
+    await handle.cancel();
+    await assert.rejects(driveToCompletion(env, handle), (err: unknown) => err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure);
+    const fails = m.calls.filter((c) => c.name === 'failJob');
+    assert.equal(fails.length, 1);
+    assert.equal((fails[0]!.args[0] as { errorMessage: string }).errorMessage, 'cancelled by the client');
+    return handle;
+  }
+
   it('claims a running slot, downloads, finalizes, completes and wakes the next job of the account', async () => {
     const m = mocks();
     const { result, input } = await run(m);
@@ -194,16 +208,8 @@ describe('mediaJobWorkflow (time-skipping)', function () {
         planJobEvent: async (i) => ({ accountId: 'a', body: JSON.stringify(i), targets: [], scheduleMs: [0] }),
       },
     });
-    current = m;
-    const input = newInput();
-    const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: 'control', workflowId: `job-${input.jobId}`, args: [input], ...DRIVEN_WORKFLOW_OPTIONS });
-    await started;
-    await handle.cancel();
-    await assert.rejects(driveToCompletion(env, handle), (err: unknown) => err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure);
+    const handle = await cancelOnce(m, started);
     assert.equal((await handle.describe()).status.name, 'CANCELLED');
-    const fails = m.calls.filter((c) => c.name === 'failJob');
-    assert.equal(fails.length, 1);
-    assert.equal((fails[0]!.args[0] as { errorMessage: string }).errorMessage, 'cancelled by the client');
     assert.deepEqual((m.calls.find((c) => c.name === 'planJobEvent')!.args[0] as { event: string }).event, 'job.failed');
     assert.equal(m.calls.filter((c) => c.name === 'completeJob' || c.name === 'finalizeDownload').length, 0);
   });
@@ -229,15 +235,7 @@ describe('mediaJobWorkflow (time-skipping)', function () {
         },
       },
     });
-    current = m;
-    const input = newInput();
-    const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: 'control', workflowId: `job-${input.jobId}`, args: [input], ...DRIVEN_WORKFLOW_OPTIONS });
-    await started;
-    await handle.cancel();
-    await assert.rejects(driveToCompletion(env, handle), (err: unknown) => err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure);
-    const fails = m.calls.filter((c) => c.name === 'failJob');
-    assert.equal(fails.length, 1);
-    assert.equal((fails[0]!.args[0] as { errorMessage: string }).errorMessage, 'cancelled by the client');
+    await cancelOnce(m, started);
     assert.equal(m.calls.filter((c) => c.name === 'resolveSource').length, 0);
   });
 
