@@ -37,7 +37,8 @@ export const TimeString = z
     z.string().regex(new RegExp(TIME_STRING_PATTERN), TIME_HELP),
     z.number({ error: TIME_HELP }).min(0, 'must not be negative').max(MAX_TIME_SECONDS, `must be at most ${MAX_TIME_SECONDS} seconds`),
   ], { error: TIME_HELP })
-  .refine((v) => parseTimeString(v) !== null, { message: `${TIME_HELP}, at most ${MAX_TIME_SECONDS} seconds` })
+  // only for values the union took: a value it refused already has its one message
+  .refine((v) => parseTimeString(v) !== null, { message: `${TIME_HELP}, at most ${MAX_TIME_SECONDS} seconds`, when: (payload) => payload.issues.length === 0 })
   .transform((v) => String(v))
   .meta({ examples: ['01:30', 90, '75.5'] });
 
