@@ -47,7 +47,7 @@ describe('media operations API: download clip/processing, preview and fingerprin
         [{ clip_start: '00:05', clip_end: '00:05' }, 'clip_end', /clip_end must be after clip_start/],
         [{ clip_start: '10', clip_end: '00:04' }, 'clip_end', /clip_end must be after clip_start/],
         [{ clip_start: '1:75' }, 'clip_start', /HH:MM:SS, MM:SS or a number of seconds/],
-        [{ clip_end: -3 }, 'clip_end', /HH:MM:SS/],
+        [{ clip_end: -3 }, 'clip_end', /^clip_end: must not be negative$/],
         [{ processing: ['louder'] }, 'processing.0', /normalize/],
         [{ quality: 'audio', format: 'mp4', processing: ['normalize'] }, 'format', /audio-only/],
       ] as const) {
