@@ -12,7 +12,7 @@ import { loadConfig, projectRoot } from '../lib/config';
 import { startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { PT_VIDEOS, startPeerTubeFixture, type PeerTubeFixture } from './helpers/peertube-fixture';
 import { startApiHarness } from './helpers/api-harness';
-import { cli, waitFor } from './helpers/processes';
+import { cli, freePort, waitFor } from './helpers/processes';
 import { startServeStack, type ServeStack } from './helpers/serve-stack';
 import { serveSpeechFiles, type SpeechFiles } from './helpers/speech-fixtures';
 import { startReceiver, type Receiver } from './helpers/webhook-receiver';
@@ -317,7 +317,7 @@ describe('dashboard end to end: a real browser against bin/mediasvc serve', func
     await shoot('credits-with-jobs');
   });
 
-  it('webhooks: the new endpoint\'s secret once, a signed test delivery in the log, edit, the per-job secret revealed and rotated, delete', async () => {
+  it('webhooks: the new endpoint\'s secret once, a signed test delivery in the log, a failed one as an error, edit, the per-job secret revealed and rotated, delete', async () => {
     const target = receiver.url('/dashboard-hook');
     await page.goto(url('/dashboard/webhooks'));
     await page.getByLabel('URL').fill(target);
@@ -334,6 +334,23 @@ describe('dashboard end to end: a real browser against bin/mediasvc serve', func
     const got = receiver.received.filter((r) => r.path === '/dashboard-hook');
     assert.equal(got.length, 1);
     assert.equal(got[0]!.headers['x-service-signature'], crypto.createHmac('sha256', secret).update(got[0]!.body).digest('hex'));
+    assert.equal(await page.locator('.flash').getAttribute('role'), 'status', 'a delivered test is a success notice');
+    assert.equal(await page.locator('.flash-error').count(), 0);
+
+    // a test delivery to a port nothing listens on is an error banner that says what to do, not a green notice
+    const closed = `http://127.0.0.1:${await freePort()}/down`;
+    await page.goto(url('/dashboard/webhooks'));
+    await page.getByLabel('URL').fill(closed);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByRole('link', { name: `Manage ${closed}` }).click();
+    const downId = page.url().split('/').pop()!;
+    await page.getByRole('button', { name: 'Send test delivery' }).click();
+    const failed = page.locator('.flash-error');
+    assert.equal(await failed.getAttribute('role'), 'alert');
+    assert.match((await failed.textContent()) ?? '', /^Test delivery failed: the connection was refused: nothing accepts connections at that address and port \(ECONNREFUSED\)\. Check that the endpoint's URL is right/);
+    await shoot('webhook-test-failed');
+    assert.equal((await asAccount(s.key, 'DELETE', `/v1/webhooks/${downId}`)).status, 204);
+    await page.goto(url(`/dashboard/webhooks/${id}`));
 
     await page.getByLabel('job.failed').check();
     await page.getByLabel(/^Active/).uncheck();

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fixtureCacheDir, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
+import { fixtureCacheDir, serveThrottled, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { ledgerByJob, querySqlite } from './helpers/ledger';
 import { cli, waitFor } from './helpers/processes';
 import { startServeStack, type JobBody, type ServeStack } from './helpers/serve-stack';
@@ -16,23 +16,6 @@ const SLOW_BYTES_PER_SECOND = 40_000;
 // the backlog's source: about 3 minutes a download, so none can finish before the test cancels it, however busy the machine
 const SLOWER_BYTES_PER_SECOND = 4_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Serves a file at a fixed byte rate: a source that takes a while to download. */
-function throttled(res: http.ServerResponse, file: string, bytesPerSecond: number): void {
-  const buf = fs.readFileSync(file);
-  res.writeHead(200, { 'Content-Type': 'video/mp4', 'Content-Length': buf.length });
-  let off = 0;
-  const tick = setInterval(() => {
-    if (res.destroyed || off >= buf.length) {
-      clearInterval(tick);
-      res.end();
-      return;
-    }
-    res.write(buf.subarray(off, off + bytesPerSecond / 10));
-    off += bytesPerSecond / 10;
-  }, 100);
-  res.on('close', () => clearInterval(tick));
-}
 
 /**
  * ~5 minutes of real speech (Debian's LibriVox test clips, four times over) as one WAV, served over
@@ -93,7 +76,7 @@ describe('liveness: cancellation stops real tools; progress moves; info reads ne
       extraRoutes: (_req, res, p) => {
         const rate = p === '/slow/v1080.mp4' ? SLOW_BYTES_PER_SECOND : p === '/slower/v1080.mp4' ? SLOWER_BYTES_PER_SECOND : 0;
         if (!rate) return false;
-        throttled(res, path.join(fixtureCacheDir(), 'media', 'v1080.mp4'), rate);
+        serveThrottled(res, path.join(fixtureCacheDir(), 'media', 'v1080.mp4'), rate);
         return true;
       },
     });

@@ -1,7 +1,7 @@
 // Glue between routes and views: the page context, HTML responses, form fields and redirects.
 import { DomainError } from '../../lib/errors';
 import type { Html, Renderable } from './html';
-import { flash, takeFlash, type DashboardContext } from './session';
+import { flash, takeFlash, type DashboardContext, type Flash } from './session';
 import { layout, type PageContext } from './views/layout';
 
 export async function pageContext(ctx: DashboardContext): Promise<PageContext> {
@@ -39,9 +39,9 @@ export function formList(ctx: DashboardContext, name: string): string[] {
   return (Array.isArray(v) ? v : v === undefined ? [] : [v]).filter((x): x is string => typeof x === 'string');
 }
 
-/** Post/Redirect/Get with a one-line message on the next page. */
-export async function redirectWithFlash(ctx: DashboardContext, to: string, message: string): Promise<void> {
-  await flash(ctx, message);
+/** Post/Redirect/Get with a one-line message on the next page (an error shows red). */
+export async function redirectWithFlash(ctx: DashboardContext, to: string, message: string, kind: Flash['kind'] = 'success'): Promise<void> {
+  await flash(ctx, message, kind);
   ctx.status = 303;
   ctx.redirect(to);
 }

@@ -123,14 +123,24 @@ export function requireSignIn(): DashboardMiddleware {
   };
 }
 
+/** A one-line message for the next page: a success (green) or an error (red, announced as an alert). */
+export interface Flash {
+  kind: 'success' | 'error';
+  text: string;
+}
+
+// stored as text in the session row: an error carries this prefix, a success is the bare sentence
+const ERROR_PREFIX = 'error\u0000';
+
 /** Remembers a one-line message for the next page shown to this session. */
-export async function flash(ctx: DashboardContext, message: string): Promise<void> {
-  if (ctx.state.session) await setFlash(ctx.state.em, ctx.state.session, message);
+export async function flash(ctx: DashboardContext, message: string, kind: Flash['kind'] = 'success'): Promise<void> {
+  if (ctx.state.session) await setFlash(ctx.state.em, ctx.state.session, kind === 'error' ? ERROR_PREFIX + message : message);
 }
 
 /** The pending message, cleared once read. */
-export async function takeFlash(ctx: DashboardContext): Promise<string | null> {
-  const message = ctx.state.session?.flash ?? null;
-  if (message && ctx.state.session) await setFlash(ctx.state.em, ctx.state.session, null);
-  return message;
+export async function takeFlash(ctx: DashboardContext): Promise<Flash | null> {
+  const stored = ctx.state.session?.flash ?? null;
+  if (!stored) return null;
+  if (ctx.state.session) await setFlash(ctx.state.em, ctx.state.session, null);
+  return stored.startsWith(ERROR_PREFIX) ? { kind: 'error', text: stored.slice(ERROR_PREFIX.length) } : { kind: 'success', text: stored };
 }

@@ -77,8 +77,12 @@ export function webhooksRoutes(deps: ApiDeps): Router<DashboardState> {
   router.post('/dashboard/webhooks/:id/test', async (ctx) => {
     const endpoint = await load(ctx);
     const d = await sendTestDelivery(ctx.state.em, deps, endpoint);
-    const outcome = d.status === 'succeeded' ? `answered ${d.statusCode} in ${d.responseTimeMs} ms` : `failed: ${d.error ?? `status ${d.statusCode}`}`;
-    await redirectWithFlash(ctx, `/dashboard/webhooks/${endpoint.id}`, `Test delivery ${outcome}.`);
+    if (d.status === 'succeeded') {
+      await redirectWithFlash(ctx, `/dashboard/webhooks/${endpoint.id}`, `Test delivery answered ${d.statusCode} in ${d.responseTimeMs} ms.`);
+      return;
+    }
+    const why = d.error ?? `the endpoint answered HTTP ${d.statusCode}`;
+    await redirectWithFlash(ctx, `/dashboard/webhooks/${endpoint.id}`, `Test delivery failed: ${why}. Check that the endpoint's URL is right and that it answers with a 2xx status, then send another test.`, 'error');
   });
 
   router.get('/dashboard/webhooks/:id/delete', async (ctx) => {

@@ -33,7 +33,29 @@ export async function sendWebhook(req: WebhookRequest): Promise<WebhookResponse>
       ? err.targetSentence()
       : signal.aborted
         ? `no answer within ${req.timeoutMs / 1000} s`
-        : e.code && !e.message.includes(e.code) ? `${e.message} (${e.code})` : e.message;
+        : networkSentence(e);
     return { statusCode: null, responseTimeMs: elapsed(), error };
   }
+}
+
+/** What went wrong on the way to the endpoint, in words a person can act on (the system's code kept in brackets). */
+const NETWORK_SENTENCES: Record<string, string> = {
+  ECONNREFUSED: 'the connection was refused: nothing accepts connections at that address and port',
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name could not be resolved just now',
+  ECONNRESET: 'the endpoint closed the connection before answering',
+  EPIPE: 'the endpoint closed the connection before answering',
+  ETIMEDOUT: 'the connection timed out',
+  EHOSTUNREACH: 'the host cannot be reached',
+  ENETUNREACH: 'the network of that host cannot be reached',
+  CERT_HAS_EXPIRED: "the endpoint's TLS certificate has expired",
+  DEPTH_ZERO_SELF_SIGNED_CERT: "the endpoint's TLS certificate is self-signed",
+  ERR_TLS_CERT_ALTNAME_INVALID: "the endpoint's TLS certificate is not valid for that host name",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "the endpoint's TLS certificate cannot be verified",
+};
+
+function networkSentence(e: NodeJS.ErrnoException): string {
+  const sentence = e.code ? NETWORK_SENTENCES[e.code] : undefined;
+  if (sentence) return `${sentence} (${e.code})`;
+  return e.code && !e.message.includes(e.code) ? `${e.message} (${e.code})` : e.message;
 }

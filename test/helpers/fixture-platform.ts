@@ -579,3 +579,20 @@ export async function startFixturePlatform(opts?: FixturePlatformOptions): Promi
     },
   };
 }
+
+/** Serves a file at `bytesPerSecond` (200, whole body, Range ignored): a slow origin. */
+export function serveThrottled(res: http.ServerResponse, file: string, bytesPerSecond: number): void {
+  const buf = fs.readFileSync(file);
+  res.writeHead(200, { 'Content-Type': 'video/mp4', 'Content-Length': buf.length });
+  let off = 0;
+  const tick = setInterval(() => {
+    if (res.destroyed || off >= buf.length) {
+      clearInterval(tick);
+      res.end();
+      return;
+    }
+    res.write(buf.subarray(off, off + bytesPerSecond / 10));
+    off += bytesPerSecond / 10;
+  }, 100);
+  res.on('close', () => clearInterval(tick));
+}

@@ -5,6 +5,8 @@ export interface Received {
   path: string;
   headers: http.IncomingHttpHeaders;
   body: string;
+  /** When the request arrived (ms since the epoch). */
+  at: number;
 }
 
 export interface Receiver {
@@ -12,6 +14,8 @@ export interface Receiver {
   received: Received[];
   /** Status codes to answer, in order, per path; when a list runs out the last code repeats (default 200). */
   script(path: string, codes: number[]): void;
+  /** Answers requests to this path only after `ms`, like a slow endpoint. */
+  delay(path: string, ms: number): void;
   close(): Promise<void>;
 }
 
@@ -19,16 +23,19 @@ export interface Receiver {
 export async function startReceiver(host = '127.0.0.1'): Promise<Receiver> {
   const received: Received[] = [];
   const scripts = new Map<string, number[]>();
+  const delays = new Map<string, number>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const path = req.url ?? '/';
-      received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
       const codes = scripts.get(path) ?? [200];
       const code = codes.length > 1 ? codes.shift()! : codes[0]!;
-      res.writeHead(code, code >= 300 && code < 400 ? { Location: 'http://127.0.0.1:1/elsewhere' } : {});
-      res.end();
+      setTimeout(() => {
+        res.writeHead(code, code >= 300 && code < 400 ? { Location: 'http://127.0.0.1:1/elsewhere' } : {});
+        res.end();
+      }, delays.get(path) ?? 0);
     });
   });
   await new Promise<void>((r) => server.listen(0, host, () => r()));
@@ -37,6 +44,7 @@ export async function startReceiver(host = '127.0.0.1'): Promise<Receiver> {
     url: (path = '/hook') => `http://${host}:${port}${path}`,
     received,
     script: (path, codes) => scripts.set(path, [...codes]),
+    delay: (path, ms) => delays.set(path, ms),
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

@@ -1,6 +1,7 @@
 // The page frame (header, navigation, flash message, footer) and the small building blocks every view uses.
 import type { Account } from '../../../db/account.entity';
 import { html, type Html, type Renderable } from '../html';
+import type { Flash } from '../session';
 
 /** What every page needs to know about the request. */
 export interface PageContext {
@@ -8,7 +9,7 @@ export interface PageContext {
   /** The session's CSRF token, for forms; null when there is no session. */
   csrfToken: string | null;
   path: string;
-  flash: string | null;
+  flash: Flash | null;
 }
 
 const NAV = [
@@ -61,7 +62,7 @@ export function layout(page: PageContext, title: string, body: Renderable, opts:
 </header>
 <main id="main" class="${opts.wide ? 'content content-wide' : 'content'}" tabindex="-1">
 <h1>${title}</h1>
-${page.flash ? html`<div class="flash" role="status">${page.flash}</div>` : ''}
+${page.flash?.kind === 'error' ? html`<div class="flash flash-error" role="alert">${page.flash.text}</div>` : page.flash ? html`<div class="flash" role="status">${page.flash.text}</div>` : ''}
 ${body}
 </main>
 <footer class="site-footer"><p>mediasvc · <a href="/v1/openapi.json">OpenAPI document</a></p></footer>
