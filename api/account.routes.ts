@@ -1,27 +1,10 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { PLAN_NAMES } from '../db/account.entity';
-import { JOB_TYPES } from '../lib/jobs';
 import type { ApiState } from './context';
 import { accountOf } from './context';
 import { errorResponses, json, registry } from './openapi';
+import { AccountSchema } from './schemas';
 import { accountSummary } from './services/account.service';
-
-const AccountSchema = z
-  .object({
-    account_id: z.string(),
-    name: z.string(),
-    plan: z.enum(PLAN_NAMES as [string, ...string[]]),
-    rate_limit_per_minute: z.number().int(),
-    balance: z.number().int(),
-    monthly_credits: z.number().int(),
-    next_topup_at: z.string().meta({ description: 'When the balance is next topped up to monthly_credits (start of the next month, UTC)' }),
-    usage_this_month: z.object(Object.fromEntries([...JOB_TYPES, 'info'].map((t) => [t, z.number().int()]))).meta({ description: 'Credits used this month by job type (charges minus refunds)' }),
-    max_running_jobs: z.number().int().meta({ description: "How many of the account's jobs the plan processes at once; later ones wait pending, in order" }),
-    running_jobs: z.number().int().meta({ description: "The account's jobs processing now" }),
-    queued_jobs: z.number().int().meta({ description: "The account's jobs pending: waiting for a running slot or about to start" }),
-  })
-  .meta({ id: 'Account' });
 
 registry.registerPath({
   method: 'get',

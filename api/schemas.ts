@@ -1,6 +1,7 @@
 // Response schemas of the REST API (request schemas live in the operation registry, lib/operations).
 import { z } from 'zod';
 import { JOB_STATUSES, JOB_TYPES } from '../lib/jobs';
+import { PLAN_NAMES } from '../lib/plans';
 import { OPERATIONS } from '../lib/operations';
 
 export const JobCreatedSchema = z
@@ -37,12 +38,18 @@ export const JobListSchema = z.object({ items: z.array(JobSchema), next_cursor: 
 
 export const PageQuerySchema = z.strictObject({
   cursor: z.string().optional().meta({ description: 'next_cursor of the previous page, unchanged' }),
-  limit: z.coerce.number({ error: 'must be an integer from 1 to 100' }).int('must be an integer from 1 to 100').min(1, 'must be at least 1').max(100, 'must be at most 100').default(20),
+  limit: z.coerce
+    .number({ error: 'must be an integer from 1 to 100' })
+    .int('must be an integer from 1 to 100')
+    .min(1, 'must be at least 1')
+    .max(100, 'must be at most 100')
+    .default(20)
+    .meta({ description: 'Items per page, 1 to 100 (default 20)' }),
 });
 
 export const ListJobsQuerySchema = PageQuerySchema.extend({
-  status: z.enum(JOB_STATUSES, { error: `must be one of ${JOB_STATUSES.join(', ')}` }).optional(),
-  job_type: z.enum(JOB_TYPES, { error: `must be one of ${JOB_TYPES.join(', ')}` }).optional(),
+  status: z.enum(JOB_STATUSES, { error: `must be one of ${JOB_STATUSES.join(', ')}` }).optional().meta({ description: 'Only jobs in this status' }),
+  job_type: z.enum(JOB_TYPES, { error: `must be one of ${JOB_TYPES.join(', ')}` }).optional().meta({ description: 'Only jobs of this type' }),
 });
 
 export const IdempotencyHeaderSchema = z.object({
@@ -52,3 +59,20 @@ export const IdempotencyHeaderSchema = z.object({
     .optional()
     .meta({ description: 'Beyond the contract: a retry with the same key and body replays the first response instead of creating a second job; another body gets 409' }),
 });
+
+/** GET /v1/account and MCP's get_account. */
+export const AccountSchema = z
+  .object({
+    account_id: z.string(),
+    name: z.string(),
+    plan: z.enum(PLAN_NAMES as [string, ...string[]]),
+    rate_limit_per_minute: z.number().int(),
+    balance: z.number().int(),
+    monthly_credits: z.number().int(),
+    next_topup_at: z.string().meta({ description: 'When the balance is next topped up to monthly_credits (start of the next month, UTC)' }),
+    usage_this_month: z.object(Object.fromEntries([...JOB_TYPES, 'info'].map((t) => [t, z.number().int()]))).meta({ description: 'Credits used this month by job type (charges minus refunds)' }),
+    max_running_jobs: z.number().int().meta({ description: "How many of the account's jobs the plan processes at once; later ones wait pending, in order" }),
+    running_jobs: z.number().int().meta({ description: "The account's jobs processing now" }),
+    queued_jobs: z.number().int().meta({ description: "The account's jobs pending: waiting for a running slot or about to start" }),
+  })
+  .meta({ id: 'Account' });

@@ -6,6 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { OPERATIONS } from '../lib/operations';
+import { ERROR_META_KEY } from '../api/mcp/protocol-error';
 import { startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { PT_VIDEOS, startPeerTubeFixture, type PeerTubeFixture } from './helpers/peertube-fixture';
 import { CLI, cli, waitFor } from './helpers/processes';
@@ -58,6 +59,11 @@ function call(client: Client, name: string, args: Record<string, unknown>, opts:
 }
 
 const textsOf = (r: ToolResult): string[] => r.content.flatMap((c) => (c.type === 'text' ? [c.text] : []));
+/** REST's error body on an error result (in _meta: structuredContent is for results matching the outputSchema). */
+const errorOf = (r: ToolResult): any => {
+  assert.equal(r.structuredContent, undefined, 'an error result carries no structuredContent, which clients check against the outputSchema');
+  return r._meta?.[ERROR_META_KEY];
+};
 
 /** Progress notifications must rise strictly, out of 100, the first while the job still ran and the last at 100. */
 function assertProgress(progress: Progress[]): void {
@@ -111,7 +117,7 @@ describe('MCP end to end: Streamable HTTP at /mcp and stdio (bin/mediasvc mcp) a
   });
 
   describe('tools', () => {
-    it('lists the eleven tools, with input schemas that compile as JSON Schema 2020-12, credit costs and annotations; stdio lists the same', async () => {
+    it('lists the eleven tools, with input and output schemas that compile as JSON Schema 2020-12, every argument described, credit costs and annotations; stdio lists the same', async () => {
       const { tools } = await http.listTools();
       assert.deepEqual(tools.map((t) => t.name).sort(), [...TOOL_NAMES].sort());
       const ajv = new Ajv2020({ strict: true, allErrors: true });
@@ -136,6 +142,18 @@ describe('MCP end to end: Streamable HTTP at /mcp and stdio (bin/mediasvc mcp) a
         assert.equal(byName.get(name)!.annotations?.openWorldHint, false, name);
         assert.match(byName.get(name)!.description!, /Free\./);
       }
+      // reading a URL's metadata changes nothing, though it costs a credit
+      assert.equal(byName.get('get_video_info')!.annotations?.readOnlyHint, true);
+      for (const name of CREATE_TOOLS) assert.equal(byName.get(name)!.annotations?.readOnlyHint, false, name);
+      // every argument is described for the model, and every tool says what its structuredContent holds
+      for (const tool of tools) {
+        const undescribed = Object.entries(tool.inputSchema.properties ?? {}).filter(([, v]) => typeof (v as { description?: unknown }).description !== 'string').map(([k]) => k);
+        assert.deepEqual(undescribed, [], `${tool.name}: arguments without a description`);
+        assert.equal(tool.outputSchema?.type, 'object', `${tool.name} has an outputSchema`);
+        ajv.compile(tool.outputSchema!);
+      }
+      assert.ok(byName.get('get_account')!.outputSchema!.properties!.queued_jobs, 'get_account describes the account as REST does');
+      assert.ok(byName.get('download_media')!.outputSchema!.properties!.result_data, 'a create tool describes the Job it returns');
       // the compiled schemas hold what the registry holds: a preview type's fields, wait_seconds, no unknown fields
       const preview = validators.get('create_preview')!;
       assert.equal(preview({ url: 'https://example.com/v', preview_type: 'mosaic', columns: 3, wait_seconds: 0 }), true);
@@ -202,7 +220,7 @@ describe('MCP end to end: Streamable HTTP at /mcp and stdio (bin/mediasvc mcp) a
       const restBad = await s.api('GET', `/v1/info?url=${encodeURIComponent(fx.url('/watch/nomedia'))}`);
       assert.equal(bad.isError, true);
       assert.equal(textsOf(bad)[0], restBad.body.detail);
-      assert.equal(bad.structuredContent.status, restBad.status);
+      assert.equal(errorOf(bad).status, restBad.status);
       assert.equal(await credits(), before - 2);
     });
 
@@ -340,7 +358,7 @@ describe('MCP end to end: Streamable HTTP at /mcp and stdio (bin/mediasvc mcp) a
         const missing = await call(theirs, 'get_job', { job_id: transcribeJobId });
         assert.equal(missing.isError, true);
         assert.equal(textsOf(missing)[0], `No job with id ${transcribeJobId} in this account`);
-        assert.equal(missing.structuredContent.status, 404);
+        assert.equal(errorOf(missing).status, 404);
         assert.deepEqual((await call(theirs, 'list_jobs', {})).structuredContent.items, []);
         await assert.rejects(theirs.readResource({ uri: `job://${transcribeJobId}/output` }), (err: Error & { code?: number }) => err.code === -32002 && err.message.includes(`No job with id ${transcribeJobId} in this account`));
       } finally {
@@ -361,7 +379,7 @@ describe('MCP end to end: Streamable HTTP at /mcp and stdio (bin/mediasvc mcp) a
         assert.equal(rest.status, 422);
         assert.equal(r.isError, true, tool);
         assert.equal(textsOf(r)[0], rest.body.detail);
-        assert.deepEqual(r.structuredContent, { status: 422, detail: rest.body.detail, errors: rest.body.errors });
+        assert.deepEqual(errorOf(r), { status: 422, detail: rest.body.detail, errors: rest.body.errors });
       }
       const wait = await call(http, 'fingerprint', { url: fx.url('/media/v720.mp4'), wait_seconds: 301 });
       assert.equal(textsOf(wait)[0], 'wait_seconds: must be at most 300');
@@ -485,7 +503,7 @@ describe('MCP end to end: Streamable HTTP at /mcp and stdio (bin/mediasvc mcp) a
         for (let i = 0; i < 8; i++) results.push(await call(bridge.client, 'get_account', {}));
         assert.deepEqual(results.map((r) => r.isError ?? false), [false, false, false, false, false, false, false, true]);
         assert.match(textsOf(results[7]!)[0]!, /^Rate limit of 10 requests per minute exceeded; retry in \d+ s$/);
-        assert.equal(results[7]!.structuredContent.status, 429);
+        assert.equal(errorOf(results[7]!).status, 429);
       } finally {
         await bridge.client.close();
       }
@@ -554,6 +572,7 @@ describe('MCP end to end: Streamable HTTP at /mcp and stdio (bin/mediasvc mcp) a
       assert.equal(rest.status, 409);
       assert.equal(again.isError, true);
       assert.equal(textsOf(again)[0], rest.body.detail);
+      assert.equal(errorOf(again).status, 409);
       assert.equal(await credits(), before);
     });
   });

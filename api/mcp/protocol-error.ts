@@ -1,3 +1,5 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+
 /** JSON-RPC code for an unknown resource (MCP spec, Resources: error handling). */
 export const RESOURCE_NOT_FOUND = -32002;
 
@@ -14,4 +16,12 @@ export class ProtocolError extends Error {
     super(message);
     this.name = 'ProtocolError';
   }
+}
+
+/** Where an error result carries REST's error body for programs (`_meta`: structuredContent must match the tool's outputSchema). */
+export const ERROR_META_KEY = 'mediasvc/error';
+
+/** A tool error: the detail sentence for the model, REST's error body (status, detail, errors) for programs. */
+export function toolErrorResult(error: { status: number; detail: string; errors?: unknown[] }): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: error.detail }], _meta: { [ERROR_META_KEY]: error } };
 }

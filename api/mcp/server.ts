@@ -12,7 +12,7 @@ import {
 import { DomainError } from '../../lib/errors';
 import { STATUS_OF } from '../error.middleware';
 import type { McpCaller } from './job-results';
-import { ProtocolError, RESOURCE_NOT_FOUND } from './protocol-error';
+import { ProtocolError, RESOURCE_NOT_FOUND, toolErrorResult } from './protocol-error';
 import { PACKAGE_VERSION } from './package-version';
 import { listResources, readResource, RESOURCE_TEMPLATES } from './resources';
 import { TOOLS, TOOLS_BY_NAME, type ToolCall } from './tools';
@@ -31,8 +31,9 @@ function toolError(err: unknown, tool: string): CallToolResult {
     return { isError: true, content: [{ type: 'text', text: `Internal error while running ${tool}; the call was not completed. Try again, and contact support if it persists.` }] };
   }
   const status = STATUS_OF[err.kind];
-  return { isError: true, content: [{ type: 'text', text: err.detail }], structuredContent: { status, detail: err.detail, ...(err.extra.errors ? { errors: err.extra.errors } : {}) } };
+  return toolErrorResult({ status, detail: err.detail, ...(err.extra.errors ? { errors: err.extra.errors } : {}) });
 }
+
 
 /** A DomainError as a JSON-RPC error of a resource read. */
 function resourceError(err: unknown): unknown {

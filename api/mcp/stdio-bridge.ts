@@ -21,7 +21,7 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { PACKAGE_VERSION } from './package-version';
-import { ProtocolError } from './protocol-error';
+import { ProtocolError, toolErrorResult } from './protocol-error';
 import { WAIT_SECONDS } from './tool-schemas';
 
 export const DEFAULT_MEDIASVC_URL = 'http://127.0.0.1:8080';
@@ -101,7 +101,7 @@ export async function runStdioBridge(env: NodeJS.ProcessEnv = process.env): Prom
       });
     } catch (err) {
       // A refusal of the call itself (rate limit, key revoked) is a tool error the agent can act on.
-      if (err instanceof ApiRefusal) return { isError: true, content: [{ type: 'text', text: err.detail }], structuredContent: { status: err.status, detail: err.detail } };
+      if (err instanceof ApiRefusal) return toolErrorResult({ status: err.status, detail: err.detail });
       throw relayed(err);
     }
   });

@@ -36,6 +36,25 @@ export function toolInputSchema(schema: z.ZodType, extra?: z.ZodObject): JsonSch
   return { $schema: root.$schema, ...object };
 }
 
+/**
+ * The JSON Schema of what a tool returns as `structuredContent` (MCP's `outputSchema`): the output
+ * side of the REST response schema, refs inlined, so clients can check a result as they read it.
+ */
+export function toolOutputSchema(schema: z.ZodType): JsonSchema {
+  const json = z.toJSONSchema(schema, { io: 'output', target: 'draft-2020-12', unrepresentable: 'any' }) as JsonSchema;
+  const root = openObjects(standardise(inlineRefs(json, (json.$defs ?? {}) as Record<string, JsonSchema>))) as JsonSchema;
+  delete root.$defs;
+  if (root.type !== 'object') throw new Error('an MCP outputSchema must describe an object');
+  return root;
+}
+
+/** Results may gain fields in later releases: a client checking a result must not fail on one. */
+function openObjects(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(openObjects);
+  if (!node || typeof node !== 'object') return node;
+  return Object.fromEntries(Object.entries(node as JsonSchema).filter(([k, v]) => !(k === 'additionalProperties' && v === false)).map(([k, v]) => [k, openObjects(v)]));
+}
+
 function inlineRefs(node: unknown, defs: Record<string, JsonSchema>): unknown {
   if (Array.isArray(node)) return node.map((n) => inlineRefs(n, defs));
   if (!node || typeof node !== 'object') return node;
@@ -58,6 +77,9 @@ function standardise(node: unknown): unknown {
     else out[k] = standardise(v);
   }
   const members = out.anyOf as JsonSchema[] | undefined;
+  // a nullable field (anyOf [its type, null]) keeps its description where clients look: on the field
+  const described = members?.find((m) => typeof m.description === 'string');
+  if (described && out.description === undefined) out.description = described.description;
   if (members?.every((m) => 'const' in m && Object.keys(m).every((k) => k === 'const' || k === 'type'))) {
     delete out.anyOf;
     out.type ??= members[0]?.type;
@@ -79,7 +101,8 @@ function mergeVariants(variants: ObjectSchema[]): ObjectSchema {
   const properties: Record<string, JsonSchema> = {};
   for (const key of keys) {
     if (key === tagKey) {
-      properties[key] = { type: 'string', enum: variants.map(tagOf) };
+      const { description } = variants[0]!.properties[key]!;
+      properties[key] = { type: 'string', enum: variants.map(tagOf), ...(description ? { description } : {}) };
       continue;
     }
     // A property a variant only tolerates (no type: "ignored here") does not shape the merged schema.

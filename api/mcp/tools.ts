@@ -4,13 +4,14 @@ import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotoco
 import { z } from 'zod';
 import { OPERATIONS, type AnyOperation } from '../../lib/operations';
 import { SourceUrl } from '../../lib/operations/fields';
-import { ListJobsQuerySchema } from '../schemas';
+import { VideoInfoSchema } from '../../lib/video-info';
+import { AccountSchema, JobListSchema, JobSchema, ListJobsQuerySchema } from '../schemas';
 import { accountSummary } from '../services/account.service';
 import { INFO_COST, readVideoInfo } from '../services/info.service';
 import { cancelJob, createJob, getJob, listJobs } from '../services/jobs.service';
 import { parseInput } from '../validation';
 import { jobToolResult, waitForJob, type McpCaller } from './job-results';
-import { toolInputSchema, WaitSecondsSchema, type JsonSchema } from './tool-schemas';
+import { toolInputSchema, toolOutputSchema, WaitSecondsSchema, type JsonSchema } from './tool-schemas';
 
 /** What a running tool may use of its MCP request. */
 export interface ToolCall {
@@ -26,6 +27,8 @@ export interface ToolDefinition {
 
 // openWorldHint defaults to true and destructiveHint to true (MCP spec), so both are stated everywhere.
 const READ: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
+/** Reads a URL on the internet and changes nothing (it costs a credit, which is not a change in the world). */
+const READS_URL: ToolAnnotations = { readOnlyHint: true, openWorldHint: true };
 const FETCHES_URL: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
 
 /** A result whose structured content is `value`, with its JSON as text for clients that read only text. */
@@ -43,12 +46,19 @@ const NoArgs = z.strictObject({});
  */
 function defineTool<S extends z.ZodType>(
   name: string,
-  meta: { title: string; description: string; annotations: ToolAnnotations; inputSchema?: JsonSchema },
+  meta: { title: string; description: string; annotations: ToolAnnotations; inputSchema?: JsonSchema; output: z.ZodType },
   args: S,
   run: (caller: McpCaller, args: z.output<S>, call: ToolCall) => Promise<CallToolResult>,
 ): ToolDefinition {
   return {
-    tool: { name, title: meta.title, description: meta.description, inputSchema: (meta.inputSchema ?? toolInputSchema(args)) as Tool['inputSchema'], annotations: { title: meta.title, ...meta.annotations } },
+    tool: {
+      name,
+      title: meta.title,
+      description: meta.description,
+      inputSchema: (meta.inputSchema ?? toolInputSchema(args)) as Tool['inputSchema'],
+      outputSchema: toolOutputSchema(meta.output) as Tool['outputSchema'],
+      annotations: { title: meta.title, ...meta.annotations },
+    },
     run: (caller, raw, call) => run(caller, parseInput(args, raw), call),
   };
 }
@@ -61,7 +71,7 @@ function createTool(op: AnyOperation): ToolDefinition {
     'or the job_id to follow with get_job.';
   // wait_seconds is checked here; everything else goes to createJob as the body of the REST call.
   const args = WaitSecondsSchema.loose();
-  return defineTool(op.mcp.tool, { title: op.mcp.title, description, annotations: FETCHES_URL, inputSchema: toolInputSchema(op.request, WaitSecondsSchema) }, args, async (caller, { wait_seconds, ...request }, call) => {
+  return defineTool(op.mcp.tool, { title: op.mcp.title, description, annotations: FETCHES_URL, inputSchema: toolInputSchema(op.request, WaitSecondsSchema), output: JobSchema }, args, async (caller, { wait_seconds, ...request }, call) => {
     const created = await createJob(caller.em, caller.deps, caller.account, op.jobType, request);
     const report = call.progress;
     const job = await waitForJob(caller, created.job_id, wait_seconds, call.signal, report && ((p, j) => report(p, `${op.title} job ${j.job_id}: ${j.status}`)));
@@ -75,20 +85,21 @@ const otherTools: ToolDefinition[] = [
     {
       title: 'Get video info',
       description: `Metadata and formats of a video or audio URL (title, duration, formats, …), read synchronously. Costs ${INFO_COST} credit, charged only when it answers.`,
-      annotations: FETCHES_URL,
+      annotations: READS_URL,
+      output: VideoInfoSchema,
     },
     InfoArgs,
     async (caller, { url }) => structured(await readVideoInfo(caller.em, caller.deps, caller.account, url)),
   ),
   defineTool(
     'get_job',
-    { title: 'Get a job', description: 'A job by job_id: status, progress, result_data, download_url, error_message; a completed text output (transcript, comments) inline. Free.', annotations: READ },
+    { title: 'Get a job', description: 'A job by job_id: status, progress, result_data, download_url, error_message; a completed text output (transcript, comments) inline. Free.', annotations: READ, output: JobSchema },
     JobIdArgs,
     async (caller, { job_id }) => jobToolResult(caller, await getJob(caller.em, caller.deps, caller.account, job_id), { failedIsError: false }),
   ),
   defineTool(
     'list_jobs',
-    { title: 'List jobs', description: 'The account\'s jobs, newest first, a page at a time (pass next_cursor back as cursor); filter by status or job_type. Free.', annotations: READ },
+    { title: 'List jobs', description: 'The account\'s jobs, newest first, a page at a time (pass next_cursor back as cursor); filter by status or job_type. Free.', annotations: READ, output: JobListSchema },
     ListJobsQuerySchema,
     async (caller, q) => structured(await listJobs(caller.em, caller.deps, caller.account, { status: q.status, jobType: q.job_type, cursor: q.cursor, limit: q.limit })),
   ),
@@ -98,6 +109,7 @@ const otherTools: ToolDefinition[] = [
       title: 'Cancel a job',
       description: 'Cancels a pending or processing job: it ends failed with "cancelled by the client" and its credits are refunded. A finished job cannot be cancelled. Free.',
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+      output: JobSchema,
     },
     JobIdArgs,
     async (caller, { job_id }) => {
@@ -111,8 +123,9 @@ const otherTools: ToolDefinition[] = [
     'get_account',
     {
       title: 'Get the account',
-      description: 'The account behind the API key: plan, rate limit per minute, credit balance, monthly allowance, next top-up and credits used this month by job type. Free.',
+      description: 'The account behind the API key: plan, rate limit per minute, credit balance, monthly allowance, next top-up, credits used this month by job type, and jobs running and queued. Free.',
       annotations: READ,
+      output: AccountSchema,
     },
     NoArgs,
     async (caller) => structured(await accountSummary(caller.em, caller.account)),

@@ -13,7 +13,10 @@ const VIDEO_FORMATS: readonly string[] = ['mp4', 'webm', 'mkv'];
 export const DownloadRequestSchema = z
   .strictObject({
     url: SourceUrl,
-    quality: z.enum(QUALITIES, { error: `must be one of ${QUALITIES.join(', ')}` }).default('best'),
+    quality: z
+      .enum(QUALITIES, { error: `must be one of ${QUALITIES.join(', ')}` })
+      .default('best')
+      .meta({ description: 'best (the highest the platform offers), 1080p, 720p or 480p (at most that height), or audio (the audio track alone)' }),
     format: z
       .enum(DOWNLOAD_FORMATS, { error: `must be one of ${DOWNLOAD_FORMATS.join(', ')}` })
       .nullable()

@@ -3,6 +3,7 @@ import { intIn, SourceUrl, TimeString, WebhookUrl } from './fields';
 import type { OperationSpec } from './spec';
 
 export const PREVIEW_TYPES = ['gif', 'thumbnail', 'mosaic', 'clip'] as const;
+const PREVIEW_TYPE_HELP = 'Which preview: gif (an animated GIF of a stretch), thumbnail (one frame as a JPEG), mosaic (a grid of frames across the video as one image) or clip (a short MP4 excerpt)';
 export type PreviewType = (typeof PREVIEW_TYPES)[number];
 
 export const PREVIEW_LIMITS = {
@@ -26,7 +27,7 @@ const common = { url: SourceUrl, webhook_url: WebhookUrl };
 const GifRequest = z
   .strictObject({
     ...common,
-    preview_type: z.literal('gif'),
+    preview_type: z.literal('gif').meta({ description: PREVIEW_TYPE_HELP }),
     start: TimeString.nullable().default(null).meta({ description: 'Start time; default 0' }),
     duration: seconds(L.gif.duration.max).default(L.gif.duration.default).meta({ description: `Seconds, default ${L.gif.duration.default}, at most ${L.gif.duration.max}` }),
     width: Width,
@@ -40,7 +41,7 @@ const GifRequest = z
 const ThumbnailRequest = z
   .strictObject({
     ...common,
-    preview_type: z.literal('thumbnail'),
+    preview_type: z.literal('thumbnail').meta({ description: PREVIEW_TYPE_HELP }),
     timestamp: TimeString.nullable().default(null).meta({ description: 'Frame time; default 25% of the duration' }),
     width: Width,
     start: ignored('gif and clip'),
@@ -54,7 +55,7 @@ const ThumbnailRequest = z
 const MosaicRequest = z
   .strictObject({
     ...common,
-    preview_type: z.literal('mosaic'),
+    preview_type: z.literal('mosaic').meta({ description: PREVIEW_TYPE_HELP }),
     columns: intIn(1, L.mosaic.columns.max).default(L.mosaic.columns.default),
     rows: intIn(1, L.mosaic.rows.max).default(L.mosaic.rows.default),
     width: Width,
@@ -68,7 +69,7 @@ const MosaicRequest = z
 const ClipRequest = z
   .strictObject({
     ...common,
-    preview_type: z.literal('clip'),
+    preview_type: z.literal('clip').meta({ description: PREVIEW_TYPE_HELP }),
     start: TimeString.nullable().default(null).meta({ description: 'Start time; default 0' }),
     duration: seconds(L.clip.duration.max).default(L.clip.duration.default).meta({ description: `Seconds, default ${L.clip.duration.default}, at most ${L.clip.duration.max}` }),
     width: Width,

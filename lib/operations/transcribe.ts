@@ -7,7 +7,10 @@ export type ModelSize = (typeof MODEL_SIZES)[number];
 export const SPEECH_OUTPUT_FORMATS = ['json', 'srt', 'vtt'] as const;
 export type SpeechOutputFormat = (typeof SPEECH_OUTPUT_FORMATS)[number];
 
-export const OutputFormat = z.enum(SPEECH_OUTPUT_FORMATS, { error: 'must be json, srt or vtt' }).default('json');
+export const OutputFormat = z
+  .enum(SPEECH_OUTPUT_FORMATS, { error: 'must be json, srt or vtt' })
+  .default('json')
+  .meta({ description: 'The output file: json (text and timed segments), srt or vtt (subtitles)' });
 export const ModelSizeField = z
   .enum(MODEL_SIZES, { error: `must be one of ${MODEL_SIZES.join(', ')}` })
   .default('base')
