@@ -34,8 +34,21 @@ registry.registerPath({
   summary: 'Fetch a job output with the signed download_url (no Authorization header needed)',
   security: [],
   request: { params: z.object({ token: z.string() }) },
-  // one entry per type a result can have (FILE_CONTENT_TYPES), so clients know what may come back
-  responses: { 200: { description: 'The file, typed by its extension', content: Object.fromEntries([...new Set([...Object.values(FILE_CONTENT_TYPES), 'application/octet-stream'])].map((t) => [t, { schema: t === 'application/json' ? z.looseObject({}).meta({ description: 'The result as JSON (transcript, translation, comments, fingerprint)' }) : z.string().meta({ format: 'binary' }) }])) }, ...errorResponses(404, 410, 429) },
+  // Bytes first: generated clients take the first type and return a file. Every type the route sends is
+  // listed (binary as binary); a JSON result is described apart, as any JSON document.
+  responses: {
+    200: {
+      description:
+        'The file, typed by its extension (Content-Type): video, audio, images, subtitles (SRT, VTT), or for transcripts, translations, comments and fingerprints a JSON document. Read the body as bytes; parse a JSON result yourself.',
+      content: Object.fromEntries(
+        ['application/octet-stream', ...new Set(Object.values(FILE_CONTENT_TYPES))].map((t) => [
+          t,
+          { schema: t === 'application/json' ? z.unknown().meta({ description: 'A JSON result file (transcript, translation, comments, fingerprint)' }) : z.string().meta({ format: 'binary' }) },
+        ]),
+      ),
+    },
+    ...errorResponses(404, 410, 429),
+  },
 });
 
 function downloadName(title: unknown, ext: string): string {

@@ -4,7 +4,7 @@ import { SourceUrl } from '../lib/operations/fields';
 import { VideoInfoSchema } from '../lib/video-info';
 import type { ApiDeps, ApiState } from './context';
 import { accountOf } from './context';
-import { errorResponses, json, registry } from './openapi';
+import { ErrorSchema, errorResponses, json, registry } from './openapi';
 import { readVideoInfo } from './services/info.service';
 import { parseInput } from './validation';
 
@@ -19,8 +19,8 @@ registry.registerPath({
   responses: {
     200: { description: 'Video info', ...json(VideoInfoSchema) },
     ...errorResponses(401, 402, 403, 404, 422, 429, 503),
-    502: { description: 'The source could not be read', ...json(z.object({ detail: z.string() })) },
-    504: { description: 'The source took too long to answer', ...json(z.object({ detail: z.string() })) },
+    502: { description: 'The source could not be read', ...json(ErrorSchema) },
+    504: { description: 'The source took too long to answer', ...json(ErrorSchema) },
   },
 });
 

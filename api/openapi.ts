@@ -1,5 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { DOWNLOAD_FORMATS } from '../lib/operations/download';
 import { isUnmetered } from './metering';
 
 /** Routes register their request/response schemas here; the document is generated from it. */
@@ -51,7 +52,13 @@ export function openApiDocument(baseUrl: string): object {
   cached ??= decorate(
     new OpenApiGeneratorV31(registry.definitions).generateDocument({
       openapi: '3.1.0',
-      info: { title: 'Media processing service', version: '1.0.0', description: 'Download, preview, transcribe, translate, fingerprint and read comments of media at public URLs.' },
+      info: {
+        title: 'Media processing service',
+        version: '1.0.0',
+        description: 'Download, preview, transcribe, translate, fingerprint and read comments of media at public URLs.',
+        license: { name: 'Proprietary: use under the terms of your mediasvc account' },
+      },
+      tags: TAGS.map(({ name, description }) => ({ name, description })),
       servers: [{ url: baseUrl }],
       security: [{ bearerAuth: [] }],
     }) as unknown as Document,
@@ -59,8 +66,43 @@ export function openApiDocument(baseUrl: string): object {
   return cached;
 }
 
-type Operation = { operationId?: string; security?: unknown[]; requestBody?: unknown; responses: Record<string, { description: string; headers?: Record<string, unknown>; links?: Record<string, unknown>; content?: unknown }> };
-type Document = { paths: Record<string, Record<string, Operation>> };
+/** Areas of the API, in the order documentation shows them; each path belongs to the first whose prefix it starts with. */
+const TAGS = [
+  { name: 'Operations', description: 'Create a job: download, preview, transcribe, translate, fingerprint, comments', prefixes: ['/v1/download', '/v1/preview', '/v1/transcribe', '/v1/translate', '/v1/fingerprint', '/v1/comments'] },
+  { name: 'Jobs', description: 'Follow, list and cancel jobs', prefixes: ['/v1/jobs'] },
+  { name: 'Files', description: 'Result files behind signed download links', prefixes: ['/v1/files'] },
+  { name: 'Info', description: 'Synchronous reads: video metadata, translation languages', prefixes: ['/v1/info', '/v1/languages'] },
+  { name: 'Webhooks', description: 'Endpoints that receive signed job events, and their delivery logs', prefixes: ['/v1/webhooks'] },
+  { name: 'Account', description: 'Plan, balance, usage and jobs in flight of the key\'s account', prefixes: ['/v1/account'] },
+  { name: 'Health', description: 'Liveness and readiness probes', prefixes: ['/healthz', '/readyz'] },
+] as const;
+
+const ERROR_REF = { $ref: '#/components/schemas/Error' };
+
+/**
+ * Enums that generated clients should see as one named type wherever they appear, nullable or not
+ * (zod-to-openapi inlines an enum behind .nullable().default(), and a client then makes a class per use).
+ */
+const NAMED_ENUMS: Record<string, readonly string[]> = { DownloadFormat: DOWNLOAD_FORMATS };
+
+function nameEnums(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(nameEnums);
+  if (!node || typeof node !== 'object') return node;
+  const obj = node as Record<string, unknown>;
+  if (Array.isArray(obj.enum)) {
+    const values = obj.enum.filter((v) => v !== null);
+    const name = Object.keys(NAMED_ENUMS).find((n) => NAMED_ENUMS[n]!.length === values.length && NAMED_ENUMS[n]!.every((v, i) => v === values[i]));
+    if (name) {
+      const { enum: _enum, type: _type, ...rest } = obj;
+      const ref = { $ref: `#/components/schemas/${name}` };
+      return values.length < obj.enum.length ? { ...rest, anyOf: [ref, { type: 'null' }] } : { ...rest, ...ref };
+    }
+  }
+  return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, nameEnums(v)]));
+}
+
+type Operation = { operationId?: string; tags?: string[]; security?: unknown[]; requestBody?: unknown; responses: Record<string, { description: string; headers?: Record<string, unknown>; links?: Record<string, unknown>; content?: unknown }> };
+type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
 
 const integerHeader = (description: string) => ({ description, schema: { type: 'integer' } });
 const RATE_LIMIT_HEADERS = {
@@ -75,12 +117,18 @@ const link = (operationId: string, parameters: Record<string, string>, descripti
  * Retry-After on 429, Location on 201/202, the statuses any authenticated or body-taking call can
  * return, and links from a created resource to the calls that use its id.
  */
-function decorate(doc: Document): Document {
+function decorate(generated: Document): Document {
+  const doc = nameEnums(generated) as Document;
+  for (const [name, values] of Object.entries(NAMED_ENUMS)) doc.components.schemas[name] = { type: 'string', enum: [...values] };
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const op of Object.values(item)) {
       const authed = !(Array.isArray(op.security) && op.security.length === 0);
       const statuses = [...(authed ? [401, 403] : []), ...(isUnmetered(path) ? [] : [429]), ...(op.requestBody ? [400, 413, 415, 422] : [])];
-      for (const s of statuses) op.responses[s] ??= errorResponses(s)[s] as Operation['responses'][string];
+      // added after generation, so as JSON Schema referring to the Error component, not as zod
+      for (const s of statuses) op.responses[s] ??= { description: ERROR_TEXT[s] ?? 'Error', content: { 'application/json': { schema: ERROR_REF } } };
+      const tag = TAGS.find((t) => t.prefixes.some((p) => path.startsWith(p)));
+      if (!tag) throw new Error(`no OpenAPI tag covers ${path}`);
+      op.tags = [tag.name];
       for (const [status, res] of Object.entries(op.responses)) {
         const headers: Record<string, unknown> = { ...(isUnmetered(path) ? {} : RATE_LIMIT_HEADERS), ...res.headers };
         if (status === '429') headers['Retry-After'] = integerHeader('Seconds to wait before retrying');

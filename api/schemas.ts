@@ -4,13 +4,16 @@ import { JOB_STATUSES, JOB_TYPES } from '../lib/jobs';
 import { PLAN_NAMES } from '../lib/plans';
 import { OPERATIONS } from '../lib/operations';
 
+/** An instant as ISO 8601 UTC with milliseconds, e.g. 2026-11-25T05:01:00.000Z. */
+export const Timestamp = z.iso.datetime();
+
 export const JobCreatedSchema = z
   .object({
     job_id: z.uuid(),
     status: z.literal('pending'),
     credits_charged: z.number().int(),
     job_type: z.enum(JOB_TYPES),
-    created_at: z.string(),
+    created_at: Timestamp,
   })
   .meta({ id: 'JobCreated' });
 
@@ -28,9 +31,9 @@ export const JobSchema = z
     download_url: z.string().nullable(),
     result_data: ResultDataSchema.nullable(),
     error_message: z.string().nullable(),
-    created_at: z.string(),
-    completed_at: z.string().nullable(),
-    expires_at: z.string().nullable(),
+    created_at: Timestamp,
+    completed_at: Timestamp.nullable(),
+    expires_at: Timestamp.nullable(),
   })
   .meta({ id: 'Job' });
 
@@ -69,7 +72,7 @@ export const AccountSchema = z
     rate_limit_per_minute: z.number().int(),
     balance: z.number().int(),
     monthly_credits: z.number().int(),
-    next_topup_at: z.string().meta({ description: 'When the balance is next topped up to monthly_credits (start of the next month, UTC)' }),
+    next_topup_at: Timestamp.meta({ description: 'When the balance is next topped up to monthly_credits (start of the next month, UTC)' }),
     usage_this_month: z.object(Object.fromEntries([...JOB_TYPES, 'info'].map((t) => [t, z.number().int()]))).meta({ description: 'Credits used this month by job type (charges minus refunds)' }),
     max_running_jobs: z.number().int().meta({ description: "How many of the account's jobs the plan processes at once; later ones wait pending, in order" }),
     running_jobs: z.number().int().meta({ description: "The account's jobs processing now" }),

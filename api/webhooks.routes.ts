@@ -5,7 +5,7 @@ import { WEBHOOK_EVENTS } from '../lib/webhooks';
 import type { ApiContext, ApiDeps, ApiState } from './context';
 import { accountOf } from './context';
 import { errorResponses, json, registry } from './openapi';
-import { PageQuerySchema } from './schemas';
+import { PageQuerySchema, Timestamp } from './schemas';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -31,7 +31,7 @@ export const UpdateWebhookSchema = z
   .refine((v) => v.url !== undefined || v.events !== undefined || v.is_active !== undefined, { message: 'send at least one of url, events, is_active' })
   .meta({ id: 'WebhookUpdate', minProperties: 1 });
 const WebhookSchema = z
-  .object({ id: z.number().int(), url: z.string(), events: z.array(z.enum(WEBHOOK_EVENTS)), is_active: z.boolean(), created_at: z.string(), secret: z.string().optional() })
+  .object({ id: z.number().int(), url: z.string(), events: z.array(z.enum(WEBHOOK_EVENTS)), is_active: z.boolean(), created_at: Timestamp, secret: z.string().optional() })
   .meta({ id: 'Webhook' });
 const DeliverySchema = z
   .object({
@@ -46,8 +46,8 @@ const DeliverySchema = z
     status_code: z.number().int().nullable(),
     response_time_ms: z.number().int().nullable(),
     error: z.string().nullable(),
-    created_at: z.string(),
-    next_attempt_at: z.string().nullable(),
+    created_at: Timestamp,
+    next_attempt_at: Timestamp.nullable(),
   })
   .meta({ id: 'WebhookDelivery' });
 const IdParam = z.object({ id: z.string().regex(/^\d{1,12}$/) });

@@ -15,6 +15,8 @@ export const DownloadRequestSchema = z
     url: SourceUrl,
     quality: z
       .enum(QUALITIES, { error: `must be one of ${QUALITIES.join(', ')}` })
+      // names for generated clients, where "1080p" alone cannot start an identifier
+      .meta({ 'x-enum-varnames': ['BEST', 'P1080', 'P720', 'P480', 'AUDIO'] })
       .default('best')
       .meta({ description: 'best (the highest the platform offers), 1080p, 720p or 480p (at most that height), or audio (the audio track alone)' }),
     format: z
