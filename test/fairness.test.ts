@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { accountPriority } from '../lib/plans';
+import { accountPriority, type PlanName } from '../lib/plans';
 import { startDevServer, type DevServer } from '../workers/temporal-dev-server';
 import { freePort } from './helpers/processes';
 import { TEMPORAL_CLI } from './helpers/temporal';
@@ -15,7 +15,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Account A queues a burst of 30 tasks before account B queues 5, all waiting on one activity queue;
  * then a worker with one slot takes them. Returns the positions at which B's tasks were handed out.
  */
-async function dispatchPositions(dir: string, extraArgs: string[] = []): Promise<number[]> {
+async function dispatchPositions(dir: string, extraArgs: string[] = [], burst: { plan: PlanName; queued: boolean } = { plan: 'business', queued: false }): Promise<number[]> {
   // started exactly as serve starts it, plus extraArgs
   const dev: DevServer = await startDevServer({ cliPath: TEMPORAL_CLI, dbFile: path.join(dir, `temporal-${Date.now()}.sqlite`), port: await freePort(), uiPort: await freePort(), logFile: path.join(dir, 'temporal.log'), extraArgs });
   const connection = await Connection.connect({ address: dev.address });
@@ -24,7 +24,7 @@ async function dispatchPositions(dir: string, extraArgs: string[] = []): Promise
     const client = new Client({ connection });
     const taskQueue = 'fairness-workflows';
     const runs: WorkflowHandleWithFirstExecutionRunId[] = [];
-    for (let i = 0; i < 30; i++) runs.push(await client.workflow.start('oneStep', { taskQueue, workflowId: `burst-${i}`, args: [`A${i}`], priority: accountPriority('account-a', 'business') }));
+    for (let i = 0; i < 30; i++) runs.push(await client.workflow.start('oneStep', { taskQueue, workflowId: `burst-${i}`, args: [`A${i}`], priority: accountPriority('account-a', burst.plan, { queuedAhead: burst.queued ? i : 0 }) }));
     for (let i = 0; i < 5; i++) runs.push(await client.workflow.start('oneStep', { taskQueue, workflowId: `small-${i}`, args: [`B${i}`], priority: accountPriority('account-b', 'pro') }));
 
     // the workflows run first and schedule their activities, as jobs fill a media queue while its workers are busy
@@ -70,6 +70,12 @@ describe('fairness between accounts on the embedded Temporal dev server (measure
     const positions = await dispatchPositions(dir);
     // weights 5 (business) to 3 (pro): B's share is 3 in 8, so its 5 tasks are out within about the first 14
     assert.ok(positions.every((p) => p < 20), `B waited behind the burst: ${positions.join(', ')}`);
+  });
+
+  it("a burst's jobs beyond its plan's running slots have batch priority: another account's ordinary jobs go out before them", async () => {
+    // a starter account (4 slots) queues 30 at once: its first 4 are ordinary, the other 26 a batch
+    const positions = await dispatchPositions(dir, [], { plan: 'starter', queued: true });
+    assert.ok(positions.every((p) => p < 9), `B waited behind the batch: ${positions.join(', ')}`);
   });
 
   it('control: with fairness switched off the same queue is first in, first out, so the probe above can tell', async () => {

@@ -94,14 +94,14 @@ async function describeProgress(client: Client, jobId: string): Promise<number |
 export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSeconds: number; searchAttributes?: boolean }): Orchestrator {
   const orchestrator: Orchestrator = {
     async startJob(input) {
-      const priority = accountPriority(input.accountId, input.plan);
+      const priority = accountPriority(input.accountId, input.plan, { queuedAhead: input.queuedAhead });
       try {
         await client.workflow.start<typeof mediaJobWorkflow>('mediaJobWorkflow', {
           taskQueue: 'control',
           workflowId: jobWorkflowId(input.jobId),
           args: [input],
           // the fairness key in the Temporal UI: which account's share this job's tasks are dispatched from
-          memo: { source_url: input.sourceUrl, ...(priority ? { fairness_key: priority.fairnessKey, fairness_weight: priority.fairnessWeight, plan: input.plan ?? 'free' } : {}) },
+          memo: { source_url: input.sourceUrl, ...(priority ? { fairness_key: priority.fairnessKey, fairness_weight: priority.fairnessWeight, priority_key: priority.priorityKey, plan: input.plan ?? 'free' } : {}) },
           ...(opts.searchAttributes
             ? {
                 typedSearchAttributes: [
@@ -139,7 +139,7 @@ export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSe
           taskQueue: 'media-info',
           workflowId: `info-${crypto.randomUUID()}`,
           args: [url],
-          priority: accountPriority(caller?.accountId, caller?.plan),
+          priority: accountPriority(caller?.accountId, caller?.plan, { interactive: true }),
           workflowExecutionTimeout: `${opts.infoTimeoutSeconds} seconds`,
         });
       } catch (err) {

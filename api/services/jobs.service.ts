@@ -5,7 +5,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import type { Account } from '../../db/account.entity';
 import { chargeCredits } from '../../db/credits.repository';
 import { Job } from '../../db/job.entity';
-import { findAccountJob, jobInputOf, listAccountJobs, type JobFilter } from '../../db/jobs.repository';
+import { accountJobCounts, findAccountJob, jobInputOf, listAccountJobs, type JobFilter } from '../../db/jobs.repository';
 import { checkUrlAddress } from '../../engines/egress/address-check';
 import { DomainError } from '../../lib/errors';
 import type { FileLinks } from '../../lib/file-links';
@@ -66,7 +66,9 @@ export async function createJob(em: EntityManager, deps: ApiDeps, account: Accou
 
   // The committed row is the outbox entry: the dispatcher starts its workflow now, and the reconciler
   // (a Temporal Schedule) starts it later if this process dies first. The caller never waits on Temporal.
-  deps.dispatcher.dispatch({ jobId, jobType, sourceUrl: params.url, params, accountId: account.id, plan: account.plan } as MediaJobInput);
+  // how much of the account's own work waits ahead of this job sets its priority (accountPriority)
+  const queuedAhead = (await accountJobCounts(em, account.id)).queued - 1;
+  deps.dispatcher.dispatch({ jobId, jobType, sourceUrl: params.url, params, accountId: account.id, plan: account.plan, queuedAhead } as MediaJobInput);
   jobsCreated.inc({ type: jobType });
   creditsCharged.inc({ for: jobType }, cost);
   log.info({ job_id: jobId, job_type: jobType, account_id: account.id, status: 'pending', credits: cost }, 'job created');
