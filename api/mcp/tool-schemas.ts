@@ -65,7 +65,7 @@ function inlineRefs(node: unknown, defs: Record<string, JsonSchema>): unknown {
 }
 
 /**
- * For strict JSON Schema validators: `example` (OpenAPI's keyword, from `.meta`) becomes `examples`,
+ * For strict JSON Schema validators: `example` (OpenAPI's keyword, from `.meta`) becomes `examples`, `x-` extensions are dropped,
  * and an anyOf of constants (a union of literals, e.g. hash_size 8 | 16 | 32) becomes an enum.
  */
 function standardise(node: unknown): unknown {
@@ -73,6 +73,8 @@ function standardise(node: unknown): unknown {
   if (!node || typeof node !== 'object') return node;
   const out: JsonSchema = {};
   for (const [k, v] of Object.entries(node as JsonSchema)) {
+    // OpenAPI's extensions (x-enum-varnames) are unknown keywords to a strict JSON Schema validator
+    if (k.startsWith('x-')) continue;
     if (k === 'example') out.examples = [v];
     else out[k] = standardise(v);
   }
