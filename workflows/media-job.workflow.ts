@@ -68,7 +68,8 @@ export const slotFreedSignal = defineSignal('slotFreed');
 
 /**
  * Claims a running slot of the job's account, or waits pending until one frees: a finishing job of
- * the account signals the next in line, and a periodic re-check covers a signal that never came.
+ * the account signals the next in line, so does a job that claims while slots remain, and a
+ * periodic re-check covers a signal that never came.
  */
 async function waitForRunningSlot(jobId: string): Promise<void> {
   let woken = false;
@@ -77,7 +78,10 @@ async function waitForRunningSlot(jobId: string): Promise<void> {
   });
   for (;;) {
     woken = false;
-    if ((await control.claimRunningSlot(jobId)) !== 'waiting') return;
+    const claim = await control.claimRunningSlot(jobId);
+    // a younger job that tried while this one was still pending waits for this wake, not the re-check
+    if (claim === 'claimed' && patched('slot-claim-wakes-next-v1')) await wakeJobsDueASlot(jobId);
+    if (claim !== 'waiting') return;
     await condition(() => woken, '30 seconds');
   }
 }
