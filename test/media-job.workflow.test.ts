@@ -123,7 +123,8 @@ describe('mediaJobWorkflow (time-skipping)', function () {
     assert.deepEqual(result, { jobId: input.jobId, status: 'completed' });
     assert.deepEqual(
       m.calls.map((c) => c.name),
-      ['claimRunningSlot', 'resolveSource', 'finalizeDownload', 'completeJob', 'jobsDueASlot', 'planJobEvent'],
+      // the claim wakes the next in line while slots remain; the end wakes it again for the freed slot
+      ['claimRunningSlot', 'jobsDueASlot', 'resolveSource', 'finalizeDownload', 'completeJob', 'jobsDueASlot', 'planJobEvent'],
     );
     const complete = m.calls.find((c) => c.name === 'completeJob')!.args[0] as { output: { resultData: { title: string } } };
     assert.equal(complete.output.resultData.title, 'Fixture');
