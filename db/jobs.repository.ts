@@ -60,9 +60,10 @@ export function pendingJobsSince(em: EntityManager, createdBefore: Date, limit: 
 export type SlotClaim = 'claimed' | 'waiting' | 'not-pending';
 
 /**
- * Moves a pending job to processing when its account has fewer than `maxRunning` jobs processing and
- * no older job of the account is still waiting: the account's jobs take its slots in order. The
- * account row is locked so two claims cannot both take the last slot.
+ * Moves a pending job to processing when its account's jobs processing, plus its older jobs still
+ * pending, leave a slot for it: the account's jobs take its slots in order (an older job's slot is
+ * kept for it), and jobs created together within the slots start together. The account row is
+ * locked so two claims cannot both take the last slot.
  */
 export async function claimRunningSlot(em: EntityManager, jobId: string, maxRunning: number): Promise<{ claim: SlotClaim; job: Job | null }> {
   return em.transactional(async (tx) => {
@@ -72,7 +73,7 @@ export async function claimRunningSlot(em: EntityManager, jobId: string, maxRunn
     await lockAccount(tx, job.accountId);
     const running = await tx.count(Job, { accountId: job.accountId, status: 'processing' });
     const older = await tx.count(Job, { accountId: job.accountId, status: 'pending', $or: [{ createdAt: { $lt: job.createdAt } }, { createdAt: job.createdAt, id: { $lt: job.id } }] });
-    if (running >= maxRunning || older > 0) return { claim: 'waiting', job };
+    if (running + older >= maxRunning) return { claim: 'waiting', job };
     job.status = 'processing';
     job.startedAt = new Date();
     job.progress = 0;

@@ -90,14 +90,10 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
       });
       await em.flush();
       const claim = (id: string) => runActivity(acts().claimRunningSlot, id);
-      // every job claims three times at once: the oldest gets a slot, and never more than two, in order
-      // (the second may have tried while the oldest was still pending: the oldest's claim then wakes it)
+      // every job claims three times at once, youngest first: the two oldest get the slots, each once
       const claims = await Promise.all([...ids, ...ids, ...ids].reverse().map(async (id) => ({ id, claim: await claim(id) })));
-      const claimedBy = ids.filter((id) => claims.some((c) => c.id === id && c.claim === 'claimed'));
-      assert.ok(claimedBy.length >= 1 && claimedBy.length <= 2 && claimedBy.every((id, i) => id === ids[i]), JSON.stringify(claims));
-      assert.equal(claims.filter((c) => c.claim === 'claimed').length, claimedBy.length, `a job claimed twice: ${JSON.stringify(claims)}`);
-      assert.deepEqual(await runActivity(acts().jobsDueASlot, ids[0]!), claimedBy.length === 2 ? [] : [ids[1]], 'the next in line, when a slot is left');
-      assert.equal(await claim(ids[1]!), claimedBy.length === 2 ? 'not-pending' : 'claimed');
+      const claimed = claims.filter((c) => c.claim === 'claimed').map((c) => c.id);
+      assert.deepEqual(claimed.sort(), [ids[0], ids[1]].sort(), JSON.stringify(claims));
       const statuses = async () => Promise.all(ids.map(async (id) => (await h.orm.em.fork().findOneOrFail(Job, id)).status));
       assert.deepEqual(await statuses(), ['processing', 'processing', 'pending', 'pending']);
       let account = await h.request('GET', '/v1/account', { key: a.key });

@@ -107,7 +107,9 @@ export const QUEUE_TABLE = {
     runsWorkflows: false,
     needsDatabase: false,
     needsEgress: true,
-    defaultConcurrency: 4,
+    // downloads wait on the network; more slots than one account's running jobs (business: 16), so
+    // one account's burst of slow downloads never holds every slot while other accounts' jobs wait
+    defaultConcurrency: 20,
     activities: (deps: QueueDeps) => {
       const { config, storage } = deps;
       const egress = egressOf(deps);

@@ -66,10 +66,12 @@ export async function mediaJobWorkflow(input: MediaJobInput): Promise<JobEnd> {
 /** Sent to a waiting job when a slot of its account frees. */
 export const slotFreedSignal = defineSignal('slotFreed');
 
+/** How often a waiting job looks for a slot by itself, should the signal of a finishing job never come. */
+const SLOT_RECHECK = '2 minutes';
+
 /**
  * Claims a running slot of the job's account, or waits pending until one frees: a finishing job of
- * the account signals the next in line, so does a job that claims while slots remain, and a
- * periodic re-check covers a signal that never came.
+ * the account signals the next in line, and a periodic re-check covers a signal that never came.
  */
 async function waitForRunningSlot(jobId: string): Promise<void> {
   let woken = false;
@@ -78,11 +80,9 @@ async function waitForRunningSlot(jobId: string): Promise<void> {
   });
   for (;;) {
     woken = false;
-    const claim = await control.claimRunningSlot(jobId);
-    // a younger job that tried while this one was still pending waits for this wake, not the re-check
-    if (claim === 'claimed' && patched('slot-claim-wakes-next-v1')) await wakeJobsDueASlot(jobId);
-    if (claim !== 'waiting') return;
-    await condition(() => woken, '30 seconds');
+    if ((await control.claimRunningSlot(jobId)) !== 'waiting') return;
+    // rare: every waiting job's re-check is work for the shared queues while its account bursts
+    await condition(() => woken, SLOT_RECHECK);
   }
 }
 
