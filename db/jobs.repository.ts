@@ -67,10 +67,12 @@ export type SlotClaim = 'claimed' | 'waiting' | 'not-pending';
  */
 export async function claimRunningSlot(em: EntityManager, jobId: string, maxRunning: number): Promise<{ claim: SlotClaim; job: Job | null }> {
   return em.transactional(async (tx) => {
-    const job = await tx.findOne(Job, jobId);
-    if (!job) return { claim: 'not-pending', job: null };
+    const found = await tx.findOne(Job, jobId, { fields: ['accountId'] });
+    if (!found) return { claim: 'not-pending', job: null };
+    await lockAccount(tx, found.accountId);
+    // read under the lock: a concurrent claim of the same job may have committed since
+    const job = await tx.findOneOrFail(Job, jobId, { refresh: true });
     if (job.status !== 'pending') return { claim: 'not-pending', job };
-    await lockAccount(tx, job.accountId);
     const running = await tx.count(Job, { accountId: job.accountId, status: 'processing' });
     const older = await tx.count(Job, { accountId: job.accountId, status: 'pending', $or: [{ createdAt: { $lt: job.createdAt } }, { createdAt: job.createdAt, id: { $lt: job.id } }] });
     if (running + older >= maxRunning) return { claim: 'waiting', job };
