@@ -47,24 +47,37 @@ export interface ServeStack {
 
 export async function startServeStack(opts: { name: string; plan?: string; env?: NodeJS.ProcessEnv }): Promise<ServeStack> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `mediasvc-${opts.name}-`));
-  const port = await freePort();
-  const env: NodeJS.ProcessEnv = {
+  const logFile = path.join(dataDir, 'serve.log');
+  const portsEnv = async (): Promise<NodeJS.ProcessEnv> => ({
     DATA_DIR: dataDir,
-    PORT: String(port),
+    PORT: String(await freePort()),
     TEMPORAL_DEV_PORT: String(await freePort()),
     TEMPORAL_UI_PORT: String(await freePort()),
     ALLOW_PRIVATE_NETWORK: '1',
     DATABASE_URL: '',
     TEMPORAL_ADDRESS: '',
     ...opts.env,
-  };
-  const base = `http://127.0.0.1:${port}`;
+  });
+  let env = await portsEnv();
+  const baseOf = (e: NodeJS.ProcessEnv) => `http://127.0.0.1:${e.PORT}`;
   const start = async () => {
-    const svc = startService(['serve'], env, path.join(dataDir, 'serve.log'));
-    await waitHealthy(base, svc);
+    const svc = startService(['serve'], env, logFile);
+    await waitHealthy(baseOf(env), svc);
     return svc;
   };
-  let svc = await start();
+  const firstStart = async (): Promise<Service> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await start();
+      } catch (err) {
+        // a port found free was taken before serve bound it (the dev server binds ports of its own): other ports
+        if (attempt >= 3 || !fs.readFileSync(logFile, 'utf8').includes('EADDRINUSE')) throw err;
+        env = await portsEnv();
+      }
+    }
+  };
+  let svc = await firstStart();
+  const base = baseOf(env);
   const accountId = (await cli(env, 'accounts', 'create', '--name', opts.name, '--plan', opts.plan ?? 'pro')).pop()!;
   const key = (await cli(env, 'keys', 'create', '--account', accountId, '--name', `${opts.name} key`)).pop()!;
 
