@@ -34,7 +34,6 @@ function toolError(err: unknown, tool: string): CallToolResult {
   return toolErrorResult({ status, detail: err.detail, ...(err.extra.errors ? { errors: err.extra.errors } : {}) });
 }
 
-
 /** A DomainError as a JSON-RPC error of a resource read. */
 function resourceError(err: unknown): unknown {
   if (!(err instanceof DomainError)) return err;
