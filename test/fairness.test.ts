@@ -80,6 +80,8 @@ describe('fairness between accounts on the embedded Temporal dev server (measure
 
   it('control: with fairness switched off the same queue is first in, first out, so the probe above can tell', async () => {
     const positions = await dispatchPositions(dir, ['--dynamic-config-value', 'matching.enableFairness=false']);
-    assert.ok(positions.every((p) => p >= 25), `B was not last without fairness: ${positions.join(', ')}`);
+    // the two workflow-task slots can schedule a B activity a few places early, so first in, first out reads as
+    // "none of B before 20 of A's 30 went out": exactly what the fair probes' bound (< 20) rules out
+    assert.ok(positions.every((p) => p >= 20), `B was not behind the burst without fairness: ${positions.join(', ')}`);
   });
 });
