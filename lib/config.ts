@@ -59,6 +59,7 @@ const EnvSchema = z.object({
   METRICS_HOST: z.string().default('127.0.0.1'),
   TEMPORAL_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   JOB_TOOL_NICENESS: z.coerce.number().int().min(0).max(19).default(10),
+  BATCH_TOOL_NICENESS: z.coerce.number().int().min(0).max(19).default(19),
   RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(15),
   RECONCILE_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
   QUEUE_CONCURRENCY: z
@@ -125,6 +126,8 @@ export type Config = {
   temporalMetricsPort: number | undefined;
   /** CPU niceness of jobs' tool processes (yt-dlp, ffmpeg, whisper), so info reads and the API stay responsive. */
   jobToolNiceness: number;
+  /** CPU niceness of batch-priority jobs' tools (never below jobToolNiceness), so a burst yields the CPU to other accounts' jobs. */
+  batchToolNiceness: number;
   /** Activities run at once per worker, by queue (QUEUE_CONCURRENCY); the queue table has the defaults. */
   queueConcurrency: Partial<Record<TaskQueue, number>>;
   /** Python of the virtualenv that has faster-whisper (its site-packages are searched for models). */
@@ -190,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     queueConcurrency: e.QUEUE_CONCURRENCY,
     jobToolNiceness: e.JOB_TOOL_NICENESS,
+    batchToolNiceness: Math.max(e.JOB_TOOL_NICENESS, e.BATCH_TOOL_NICENESS),
     metricsToken: e.METRICS_TOKEN || undefined,
     metricsPort: e.METRICS_PORT,
     metricsHost: e.METRICS_HOST,

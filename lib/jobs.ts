@@ -10,8 +10,8 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 /** The workflow input of one job: a discriminated union over the job types. */
 export type MediaJobInput = {
   // plan: the account's plan at creation (its source limits); absent on jobs started by older releases.
-  // queuedAhead: the account's jobs already pending when it was created (its priority: see accountPriority)
-  [T in JobType]: { jobId: string; jobType: T; sourceUrl: string; params: JobParams<T>; accountId?: string; plan?: PlanName; queuedAhead?: number };
+  // jobsAhead: the account's jobs already processing or pending when it was created (its priority: see accountPriority)
+  [T in JobType]: { jobId: string; jobType: T; sourceUrl: string; params: JobParams<T>; accountId?: string; plan?: PlanName; jobsAhead?: number };
 }[JobType];
 
 /** What an operation hands back for the job row. */

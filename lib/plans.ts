@@ -68,26 +68,27 @@ export function formatSeconds(s: number): string {
 export const PRIORITY = {
   /** Synchronous reads a person waits on (GET /v1/info). */
   interactive: 2,
-  /** An account's jobs within its running slots' worth of backlog. */
+  /** An account's jobs that start at once: created while the account had a running slot free. */
   normal: 3,
-  /** An account's jobs queued beyond that: a batch, served after everyone's ordinary work. */
+  /** An account's jobs created while its running slots were all taken: a batch, served after everyone's ordinary work. */
   batch: 4,
 } as const;
 
 /**
  * The Temporal priority of an account's work: its fairness key is the account, so one account's burst
- * queues behind its own tasks only, and a job created behind more than its plan's running slots of the
- * account's own pending jobs has batch priority, so another account's ordinary job goes ahead of it on
- * every queue. Batch work is never starved by ordinary work for long: each account has at most its
- * slots' worth of ordinary jobs at once. Workflows pass it on to their activities and child workflows.
+ * queues behind its own tasks only, and a job created behind its plan's running slots' worth of the
+ * account's own jobs (processing or pending) has batch priority, so another account's ordinary job goes
+ * ahead of it on every queue, and its tools yield the CPU. Batch work is never starved by ordinary work
+ * for long: each account has at most its slots' worth of ordinary jobs at once. Workflows pass it on
+ * to their activities and child workflows.
  */
 export function accountPriority(
   accountId: string | undefined,
   plan: PlanName | undefined,
-  opts: { queuedAhead?: number; interactive?: boolean } = {},
+  opts: { jobsAhead?: number; interactive?: boolean } = {},
 ): { priorityKey: number; fairnessKey: string; fairnessWeight: number } | undefined {
   if (!accountId) return undefined;
   const p = PLANS[plan ?? 'free'];
-  const priorityKey = opts.interactive ? PRIORITY.interactive : (opts.queuedAhead ?? 0) >= p.maxRunningJobs ? PRIORITY.batch : PRIORITY.normal;
+  const priorityKey = opts.interactive ? PRIORITY.interactive : (opts.jobsAhead ?? 0) >= p.maxRunningJobs ? PRIORITY.batch : PRIORITY.normal;
   return { priorityKey, fairnessKey: accountId, fairnessWeight: p.fairnessWeight };
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Context } from '@temporalio/activity';
 import { Client, Connection, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { accountPriority, type PlanName } from '../lib/plans';
@@ -15,7 +16,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Account A queues a burst of 30 tasks before account B queues 5, all waiting on one activity queue;
  * then a worker with one slot takes them. Returns the positions at which B's tasks were handed out.
  */
-async function dispatchPositions(dir: string, extraArgs: string[] = [], burst: { plan: PlanName; queued: boolean } = { plan: 'business', queued: false }): Promise<number[]> {
+async function dispatchPositions(dir: string, extraArgs: string[] = [], burst: { plan: PlanName; queued: boolean } = { plan: 'business', queued: false }): Promise<{ positions: number[]; seen: Map<string, number | undefined> }> {
   // started exactly as serve starts it, plus extraArgs
   const dev: DevServer = await startDevServer({ cliPath: TEMPORAL_CLI, dbFile: path.join(dir, `temporal-${Date.now()}.sqlite`), port: await freePort(), uiPort: await freePort(), logFile: path.join(dir, 'temporal.log'), extraArgs });
   const connection = await Connection.connect({ address: dev.address });
@@ -24,7 +25,7 @@ async function dispatchPositions(dir: string, extraArgs: string[] = [], burst: {
     const client = new Client({ connection });
     const taskQueue = 'fairness-workflows';
     const runs: WorkflowHandleWithFirstExecutionRunId[] = [];
-    for (let i = 0; i < 30; i++) runs.push(await client.workflow.start('oneStep', { taskQueue, workflowId: `burst-${i}`, args: [`A${i}`], priority: accountPriority('account-a', burst.plan, { queuedAhead: burst.queued ? i : 0 }) }));
+    for (let i = 0; i < 30; i++) runs.push(await client.workflow.start('oneStep', { taskQueue, workflowId: `burst-${i}`, args: [`A${i}`], priority: accountPriority('account-a', burst.plan, { jobsAhead: burst.queued ? i : 0 }) }));
     for (let i = 0; i < 5; i++) runs.push(await client.workflow.start('oneStep', { taskQueue, workflowId: `small-${i}`, args: [`B${i}`], priority: accountPriority('account-b', 'pro') }));
 
     // the workflows run first and schedule their activities, as jobs fill a media queue while its workers are busy
@@ -38,10 +39,12 @@ async function dispatchPositions(dir: string, extraArgs: string[] = [], burst: {
 
     // one activity slot: the order of `work` calls is the order the queue dispatched them
     const order: string[] = [];
+    // the priority key each activity ran with: inherited from its workflow (tools' niceness is chosen by it)
+    const seen = new Map<string, number | undefined>();
     const activities = await Worker.create({
       connection: native,
       taskQueue: 'fairness-activities',
-      activities: { work: async (tag: string) => (order.push(tag), await sleep(50), tag) },
+      activities: { work: async (tag: string) => (order.push(tag), seen.set(tag, Context.current().info.priority?.priorityKey), await sleep(50), tag) },
       maxConcurrentActivityTaskExecutions: 1,
     });
     await activities.runUntil(Promise.all(runs.map((r) => r.result())));
@@ -50,7 +53,7 @@ async function dispatchPositions(dir: string, extraArgs: string[] = [], burst: {
     assert.equal(order.length, 35);
     const positions = order.flatMap((tag, i) => (tag.startsWith('B') ? [i] : []));
     console.log(`      dispatch order: ${order.join(' ')}; account B's 5 tasks at positions ${positions.join(', ')} of 35`);
-    return positions;
+    return { positions, seen };
   } finally {
     await native.close();
     await connection.close();
@@ -67,19 +70,21 @@ describe('fairness between accounts on the embedded Temporal dev server (measure
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it("another account's work is handed out between a queued burst's tasks, not after them", async () => {
-    const positions = await dispatchPositions(dir);
+    const { positions } = await dispatchPositions(dir);
     // weights 5 (business) to 3 (pro): B's share is 3 in 8, so its 5 tasks are out within about the first 14
     assert.ok(positions.every((p) => p < 20), `B waited behind the burst: ${positions.join(', ')}`);
   });
 
   it("a burst's jobs beyond its plan's running slots have batch priority: another account's ordinary jobs go out before them", async () => {
     // a starter account (4 slots) queues 30 at once: its first 4 are ordinary, the other 26 a batch
-    const positions = await dispatchPositions(dir, [], { plan: 'starter', queued: true });
+    const { positions, seen } = await dispatchPositions(dir, [], { plan: 'starter', queued: true });
     assert.ok(positions.every((p) => p < 9), `B waited behind the batch: ${positions.join(', ')}`);
+    // an activity knows its workflow's priority: a batch job's tools run at the batch niceness
+    assert.deepEqual([seen.get('A0'), seen.get('A3'), seen.get('A4'), seen.get('A29'), seen.get('B0')], [3, 3, 4, 4, 3]);
   });
 
   it('control: with fairness switched off the same queue is first in, first out, so the probe above can tell', async () => {
-    const positions = await dispatchPositions(dir, ['--dynamic-config-value', 'matching.enableFairness=false']);
+    const { positions } = await dispatchPositions(dir, ['--dynamic-config-value', 'matching.enableFairness=false']);
     // the two workflow-task slots can schedule a B activity a few places early, so first in, first out reads as
     // "none of B before 20 of A's 30 went out": exactly what the fair probes' bound (< 20) rules out
     assert.ok(positions.every((p) => p >= 20), `B was not behind the burst without fairness: ${positions.join(', ')}`);

@@ -42,7 +42,7 @@ describe('noisy neighbour: a business account bursts, a pro account keeps its pa
 
   it(`the neighbour's thumbnails take at most 3x their idle time + 2 s during a burst of ${BURST} jobs with slow endpoints; the burst completes, its ledger exact, no job waiting on a delivery`, async () => {
     const thumbnails = () => neighbourThumbnails(s, b, fx.url('/media/v480.mp4'));
-    const { seconds: idle } = await thumbnails();
+    const { ids: idleIds, seconds: idle } = await thumbnails();
 
     for (let i = 0; i < ENDPOINTS; i++) {
       rx.delay(`/slow-${i}`, ENDPOINT_SECONDS * 1000);
@@ -60,8 +60,9 @@ describe('noisy neighbour: a business account bursts, a pro account keeps its pa
     console.log(
       `      neighbour's thumbnails idle ${idle.map((x) => x.toFixed(1)).join(', ')} s; during the burst of ${BURST} (${queued.running_jobs} running, ${queued.queued_jobs} queued when they came) ${during.map((x) => x.toFixed(1)).join(', ')} s, at most ${Math.max(...ratios).toFixed(1)}x; the burst took ${burstSeconds.toFixed(0)} s`,
     );
-    // where the neighbour's time went: each task's wait in its queue + its run, in ms
-    for (const line of await historyBreakdown(s, duringIds)) console.log(`        ${line}`);
+    // where the neighbour's time went, idle and during the burst: each task's wait in its queue + its run, in ms
+    for (const line of await historyBreakdown(s, idleIds)) console.log(`        idle ${line}`);
+    for (const line of await historyBreakdown(s, duringIds)) console.log(`        during ${line}`);
     for (const [i, d] of during.entries()) assert.ok(d <= 3 * idle[i]! + 2, `thumbnail ${i}: ${d.toFixed(1)} s during the burst against ${idle[i]!.toFixed(1)} s idle`);
 
     assert.deepEqual([...new Set(rows.map((r) => r.status))], ['completed'], 'every job of the burst completed');

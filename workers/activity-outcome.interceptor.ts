@@ -3,6 +3,7 @@ import { ApplicationFailure, ApplicationFailureCategory, CancelledFailure } from
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
 import { withToolNiceness } from '../engines/child-process';
 import { FAILURE_TYPES } from '../lib/jobs';
+import { PRIORITY } from '../lib/plans';
 
 const USER_FAILURES: readonly string[] = Object.values(FAILURE_TYPES);
 
@@ -13,14 +14,17 @@ const USER_FAILURES: readonly string[] = Object.values(FAILURE_TYPES);
  *   cancelled once the step has really stopped;
  * - a user's error (an unsupported URL, a refused address, a source past the limits) is BENIGN: the
  *   job fails with its message, and the worker does not log it as a fault with a stack trace.
- * The tools an activity starts run at its queue's CPU niceness.
+ * The tools an activity starts run at its queue's CPU niceness, and a batch job's (its priority,
+ * inherited from its workflow) at the batch niceness: on a shared machine another account's ordinary
+ * job gets the CPU first, as it gets the queue first.
  */
 export class ActivityOutcomeInterceptor implements ActivityInboundCallsInterceptor {
-  constructor(private readonly toolNiceness = 0) {}
+  constructor(private readonly toolNiceness: { ordinary: number; batch: number } = { ordinary: 0, batch: 0 }) {}
 
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+    const batch = (Context.current().info.priority?.priorityKey ?? 0) >= PRIORITY.batch;
     try {
-      return await withToolNiceness(this.toolNiceness, () => next(input));
+      return await withToolNiceness(batch ? this.toolNiceness.batch : this.toolNiceness.ordinary, () => next(input));
     } catch (err) {
       if (Context.current().cancellationSignal.aborted && !(err instanceof CancelledFailure)) {
         throw new CancelledFailure('the step was cancelled and its tools stopped', [], err instanceof Error ? err : undefined);

@@ -94,7 +94,7 @@ async function describeProgress(client: Client, jobId: string): Promise<number |
 export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSeconds: number; searchAttributes?: boolean }): Orchestrator {
   const orchestrator: Orchestrator = {
     async startJob(input) {
-      const priority = accountPriority(input.accountId, input.plan, { queuedAhead: input.queuedAhead });
+      const priority = accountPriority(input.accountId, input.plan, { jobsAhead: input.jobsAhead });
       try {
         await client.workflow.start<typeof mediaJobWorkflow>('mediaJobWorkflow', {
           taskQueue: 'control',

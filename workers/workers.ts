@@ -38,7 +38,7 @@ export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Prom
   const workers: Worker[] = [];
   for (const queue of queues) {
     const spec: QueueSpec = QUEUE_TABLE[queue];
-    const niceness = spec.interactive ? 0 : config.jobToolNiceness;
+    const niceness = spec.interactive ? { ordinary: 0, batch: 0 } : { ordinary: config.jobToolNiceness, batch: config.batchToolNiceness };
     workers.push(
       await Worker.create({
         connection,

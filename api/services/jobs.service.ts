@@ -66,9 +66,10 @@ export async function createJob(em: EntityManager, deps: ApiDeps, account: Accou
 
   // The committed row is the outbox entry: the dispatcher starts its workflow now, and the reconciler
   // (a Temporal Schedule) starts it later if this process dies first. The caller never waits on Temporal.
-  // how much of the account's own work waits ahead of this job sets its priority (accountPriority)
-  const queuedAhead = (await accountJobCounts(em, account.id)).queued - 1;
-  deps.dispatcher.dispatch({ jobId, jobType, sourceUrl: params.url, params, accountId: account.id, plan: account.plan, queuedAhead } as MediaJobInput);
+  // how much of the account's own work is ahead of this job sets its priority (accountPriority)
+  const counts = await accountJobCounts(em, account.id);
+  const jobsAhead = counts.running + counts.queued - 1;
+  deps.dispatcher.dispatch({ jobId, jobType, sourceUrl: params.url, params, accountId: account.id, plan: account.plan, jobsAhead } as MediaJobInput);
   jobsCreated.inc({ type: jobType });
   creditsCharged.inc({ for: jobType }, cost);
   log.info({ job_id: jobId, job_type: jobType, account_id: account.id, status: 'pending', credits: cost }, 'job created');
