@@ -78,7 +78,6 @@ export function createCommentsActivities(deps: CommentsDeps) {
   };
 }
 
-export type CommentsActivities = ReturnType<typeof createCommentsActivities>;
 
 function toFailure(err: unknown): unknown {
   return err instanceof CommentsError ? classifiedFailure(err.kind, err.message, 'CommentsFailed') : err;

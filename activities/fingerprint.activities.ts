@@ -51,5 +51,3 @@ export function createFingerprintActivities(deps: FingerprintDeps) {
     },
   };
 }
-
-export type FingerprintActivities = ReturnType<typeof createFingerprintActivities>;

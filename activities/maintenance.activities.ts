@@ -67,5 +67,3 @@ export function createMaintenanceActivities(deps: MaintenanceDeps) {
     },
   };
 }
-
-export type MaintenanceActivities = ReturnType<typeof createMaintenanceActivities>;

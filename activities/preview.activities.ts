@@ -103,7 +103,6 @@ export function createPreviewActivities(deps: PreviewDeps) {
   }
 }
 
-export type PreviewActivities = ReturnType<typeof createPreviewActivities>;
 
 /**
  * Mosaic frame times: the middle of each of n equal parts of the video stream, never past its last

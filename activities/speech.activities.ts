@@ -286,7 +286,6 @@ export function createSpeechActivities(deps: SpeechDeps) {
   };
 }
 
-export type SpeechActivities = ReturnType<typeof createSpeechActivities>;
 
 /**
  * One text per original segment from a second segmentation of the same audio (Whisper's English

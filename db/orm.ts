@@ -35,10 +35,6 @@ export const ENTITIES = [
 export type Orm = MikroORM;
 export type Dialect = 'sqlite' | 'postgresql';
 
-export function dialectOf(config: Pick<Config, 'databaseUrl'>): Dialect {
-  return config.databaseUrl ? 'postgresql' : 'sqlite';
-}
-
 /** Options for the configured database: PostgreSQL when DATABASE_URL is set, else SQLite under DATA_DIR. */
 export function ormOptions(config: Pick<Config, 'databaseUrl' | 'sqlitePath'>): Options {
   const common: Options = {

@@ -31,10 +31,6 @@ export function addressProblem(ip: string): string | null {
   return v4.range() === 'unicast' ? null : `${ip} is a ${describe(v4.range())} address`;
 }
 
-export function isPublicAddress(ip: string): boolean {
-  return addressProblem(ip) === null;
-}
-
 /** The IPv4 address inside an IPv6 address that carries one, or null. */
 function embeddedIPv4(v6: ipaddr.IPv6): ipaddr.IPv4 | null {
   const p = v6.parts;

@@ -18,10 +18,6 @@ type Operations = typeof OPERATIONS;
 export type JobParams<T extends JobType> = z.output<Operations[T]['request']>;
 export type AnyOperation = Operations[JobType];
 
-export function operationOf<T extends JobType>(jobType: T): Operations[T] {
-  return OPERATIONS[jobType];
-}
-
 export type { OperationSpec, ServerCapabilities, OutputKind } from './spec';
 export type { DownloadParams, DownloadFormat, Quality } from './download';
 export type { PreviewParams, PreviewType } from './preview';
