@@ -13,7 +13,7 @@ import { loadSecretBox, newSecretKeyText, readKeyFile, writeKeyFile } from '../l
 import { loadConfig, type Config } from '../lib/config';
 import { log, setLogLevel } from '../lib/logger';
 import { isTaskQueue, TASK_QUEUES, type TaskQueue } from '../lib/queues';
-import { startApi, startMetricsServer, startWorkers, temporalAddress } from './runtime';
+import { startApi, startMetricsServer, startWorkerProcess, startWorkers, stopWithParent, temporalAddress } from './runtime';
 import { QUEUE_TABLE } from '../workers/queues';
 
 // glibc read MALLOC_ARENA_MAX at start; children (ffmpeg, yt-dlp, Whisper) run with glibc's default
@@ -136,12 +136,14 @@ function parseQueues(raw: string | undefined): TaskQueue[] {
   return list as TaskQueue[];
 }
 
-/** Resolves on the first SIGINT/SIGTERM. */
+/**
+ * Resolves on the first SIGINT/SIGTERM. A later SIGTERM does not cut the graceful stop short (a worker
+ * process gets one from its process group and one from serve); a second SIGINT (Ctrl-C) still does.
+ */
 function untilSignal(): Promise<string> {
   return new Promise((resolve) => {
-    const on = (sig: string) => resolve(sig);
-    process.once('SIGINT', () => on('SIGINT'));
-    process.once('SIGTERM', () => on('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.on('SIGTERM', () => resolve('SIGTERM'));
   });
 }
 
@@ -163,19 +165,27 @@ async function serve(config: Config, withApi: boolean, queues: TaskQueue[]): Pro
       await closeKeyUsage(orm.em);
       await orm.close();
     });
-    const needsOrm = withApi || queues.some((q) => QUEUE_TABLE[q].needsDatabase);
-    const workers = queues.length ? await startWorkers(config, queues, address, needsOrm ? orm : undefined) : null;
+    // serve: the queues that need no database (those that run tools) in a worker process of their own
+    const toolQueues = embedded && config.serveToolWorkers === 'process' ? queues.filter((q) => !QUEUE_TABLE[q].needsDatabase) : [];
+    const inline = queues.filter((q) => !toolQueues.includes(q));
+    const needsOrm = withApi || inline.some((q) => QUEUE_TABLE[q].needsDatabase);
+    if (!withApi) stopWithParent();
+    const workers = inline.length ? await startWorkers(config, inline, address, needsOrm ? orm : undefined) : null;
     if (workers) stops.push(() => workers.stop());
+    const toolWorkers = toolQueues.length ? startWorkerProcess(toolQueues, address) : null;
+    if (toolWorkers) stops.push(() => toolWorkers.stop());
     const api = withApi ? await startApi(config, orm, address) : null;
     if (api) stops.push(() => api.close());
     const parts = [
       api && `API on http://${config.host}:${config.port}`,
-      workers && `workers for ${queues.join(', ')}`,
+      workers && `workers for ${inline.join(', ')}`,
+      toolWorkers && `a worker process for ${toolQueues.join(', ')}`,
       dev && `Temporal dev server on ${dev.address} (UI http://127.0.0.1:${config.temporalUiPort})`,
       metrics && `metrics on http://${config.metricsHost}:${config.metricsPort}/metrics`,
     ].filter(Boolean);
     log.info({ data_dir: config.dataDir }, `mediasvc ready: ${parts.join('; ')}; data in ${config.dataDir}`);
-    const sig = await Promise.race([untilSignal(), workers?.done.then(() => 'workers stopped') ?? new Promise<string>(() => undefined)]);
+    const never = new Promise<string>(() => undefined);
+    const sig = await Promise.race([untilSignal(), workers?.done.then(() => 'workers stopped') ?? never, toolWorkers?.done.then(() => 'the worker process stopped') ?? never]);
     log.info(`mediasvc stopping (${sig})`);
   } finally {
     await stopAll();

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -112,6 +113,37 @@ export async function startApi(config: Config, orm: MikroORM, address: string): 
       await client.connection.close();
     },
   };
+}
+
+/**
+ * Workers for the given queues in a child process (`mediasvc worker`), against the same Temporal
+ * address: the tools those queues start (each a fork of the process that starts it) and the bytes
+ * they pipe through the egress proxy then never delay the API's and control's event loop. It gets
+ * SIGTERM on stop, and stops by itself should this process die without stopping it.
+ */
+export function startWorkerProcess(queues: TaskQueue[], address: string): Running {
+  const env: NodeJS.ProcessEnv = { ...process.env, TEMPORAL_ADDRESS: address, MEDIASVC_PARENT_PID: String(process.pid) };
+  // the listeners are this process's
+  delete env.METRICS_PORT;
+  delete env.TEMPORAL_METRICS_PORT;
+  const child = spawn(process.execPath, [...process.execArgv, path.join(__dirname, 'cli.js'), 'worker', '--queues', queues.join(',')], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    done,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await done;
+    },
+  };
+}
+
+/** In a worker process started by startWorkerProcess: a signal to itself once its parent is gone. */
+export function stopWithParent(): void {
+  const parent = Number(process.env.MEDIASVC_PARENT_PID);
+  if (!parent) return;
+  setInterval(() => {
+    if (process.ppid !== parent) process.kill(process.pid, 'SIGTERM');
+  }, 2000).unref();
 }
 
 /** Starts workers for the given queues against a Temporal address; the control side also owns the schedules. */

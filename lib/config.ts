@@ -60,6 +60,7 @@ const EnvSchema = z.object({
   TEMPORAL_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   JOB_TOOL_NICENESS: z.coerce.number().int().min(0).max(19).default(10),
   BATCH_TOOL_NICENESS: z.coerce.number().int().min(0).max(19).default(19),
+  SERVE_TOOL_WORKERS: z.enum(['process', 'inline']).default('process'),
   RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(15),
   RECONCILE_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
   QUEUE_CONCURRENCY: z
@@ -128,6 +129,8 @@ export type Config = {
   jobToolNiceness: number;
   /** CPU niceness of batch-priority jobs' tools (never below jobToolNiceness), so a burst yields the CPU to other accounts' jobs. */
   batchToolNiceness: number;
+  /** serve: the tool queues' workers in a child process of their own ('process'), or in serve's own ('inline'). */
+  serveToolWorkers: 'process' | 'inline';
   /** Activities run at once per worker, by queue (QUEUE_CONCURRENCY); the queue table has the defaults. */
   queueConcurrency: Partial<Record<TaskQueue, number>>;
   /** Python of the virtualenv that has faster-whisper (its site-packages are searched for models). */
@@ -194,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queueConcurrency: e.QUEUE_CONCURRENCY,
     jobToolNiceness: e.JOB_TOOL_NICENESS,
     batchToolNiceness: Math.max(e.JOB_TOOL_NICENESS, e.BATCH_TOOL_NICENESS),
+    serveToolWorkers: e.SERVE_TOOL_WORKERS,
     metricsToken: e.METRICS_TOKEN || undefined,
     metricsPort: e.METRICS_PORT,
     metricsHost: e.METRICS_HOST,
