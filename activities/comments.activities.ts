@@ -78,7 +78,6 @@ export function createCommentsActivities(deps: CommentsDeps) {
   };
 }
 
-
 function toFailure(err: unknown): unknown {
   return err instanceof CommentsError ? classifiedFailure(err.kind, err.message, 'CommentsFailed') : err;
 }

@@ -103,7 +103,6 @@ export function createPreviewActivities(deps: PreviewDeps) {
   }
 }
 
-
 /**
  * Mosaic frame times: the middle of each of n equal parts of the video stream, never past its last
  * frame, so every tile shows a real frame (sampling with fps= after a seek could come up one short,

@@ -286,7 +286,6 @@ export function createSpeechActivities(deps: SpeechDeps) {
   };
 }
 
-
 /**
  * One text per original segment from a second segmentation of the same audio (Whisper's English
  * translation pass): each translated segment goes to the original segment it overlaps most.
