@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/core';
 import { Account } from '../db/account.entity';
 import { Job } from '../db/job.entity';
+import { Upload } from '../db/upload.entity';
 import { grantMonthlyAllowances } from '../db/credits.repository';
 import { jobInputOf, pendingJobsSince } from '../db/jobs.repository';
 import { pruneRateLimits } from '../db/rate-limit.repository';
@@ -9,10 +10,12 @@ import type { MediaJobInput } from '../lib/jobs';
 
 export interface SweepResult {
   filesRemoved: number;
+  uploadsRemoved: number;
 }
 
 /**
- * Deletes output files whose download link has expired (the job row stays; its link answers 410),
+ * Deletes output files whose download link has expired (the job row stays; its link answers 410)
+ * and expired uploads (row and file),
  * and drops old rate-limit windows and idempotency records. Safe to run from several processes.
  */
 export async function sweep(orm: MikroORM, storage: Storage, now = new Date()): Promise<SweepResult> {
@@ -23,9 +26,16 @@ export async function sweep(orm: MikroORM, storage: Storage, now = new Date()): 
     job.outputFile = null;
   }
   await em.flush();
+  const uploads = await em.find(Upload, { expiresAt: { $lt: now } }, { limit: 500 });
+  for (const upload of uploads) {
+    await storage.removeUpload(upload.id);
+    em.remove(upload);
+  }
+  await em.flush();
+  await storage.removeAbandonedUploads(new Date(now.getTime() - 24 * 3600_000));
   await pruneRateLimits(em, now.getTime());
   await em.getConnection().execute('delete from idempotency_keys where created_at < ?', [new Date(now.getTime() - 24 * 3600_000)], 'run');
-  return { filesRemoved: expired.length };
+  return { filesRemoved: expired.length, uploadsRemoved: uploads.length };
 }
 
 export interface MaintenanceDeps {
@@ -61,7 +71,7 @@ export function createMaintenanceActivities(deps: MaintenanceDeps) {
       return { granted: await grantMonthlyAllowances(orm.em.fork()) };
     },
 
-    /** Removes expired outputs and old rate-limit and idempotency records. */
+    /** Removes expired outputs and uploads, and old rate-limit and idempotency records. */
     async sweepExpiredOutputs(): Promise<SweepResult> {
       return sweep(orm, storage);
     },

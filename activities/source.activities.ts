@@ -15,12 +15,14 @@ import { FAILURE_TYPES, type SourceSummary } from '../lib/jobs';
 import { clipProblem } from '../lib/edit-plan';
 import type { DownloadFormat, Quality } from '../lib/operations';
 import { formatSeconds, sourceLimits, tooLargeMessage, tooLongMessage, type PlanName, type SourceLimits } from '../lib/plans';
+import { uploadIdOf } from '../lib/uploads';
 import type { VideoInfo } from '../lib/video-info';
 import { watchDownload } from './download-watch';
 import { asRefusal, refusalFailure, throughEgress } from './egress-run';
 import { classifiedFailure } from './failures';
 import { unreadableMedia } from './media-probe';
 import { alive, keepAlive, progressReporter } from './heartbeat';
+import { takeUpload } from './upload-source';
 import type { RemoteMedia } from './video-source';
 
 export interface SourceDeps {
@@ -244,6 +246,11 @@ export function createSourceActivities(deps: SourceDeps) {
 
     /** Checks the safety limits (duration, size, live) before anything is downloaded. */
     async probeSource(url: string): Promise<SourceSummary> {
+      const upload = uploadIdOf(url);
+      if (upload) {
+        const probed = await ffmpeg.probe(storage.uploadPath(upload));
+        return withinLimits({ id: upload, title: (await storage.readUploadInfo(upload))?.filename ?? upload, duration: probed.format.duration ?? null }, limitsOf({}));
+      }
       return withinLimits(await probe(url), limitsOf({}));
     },
 
@@ -254,6 +261,12 @@ export function createSourceActivities(deps: SourceDeps) {
      * those bytes) or downloaded from the probe's own info JSON. A plain media file needs no yt-dlp.
      */
     async resolveSource(input: ResolveSourceInput): Promise<ResolvedSource> {
+      const upload = uploadIdOf(input.url);
+      if (upload) {
+        const taken = await takeUpload(deps, input.jobId, upload, limitsOf(input));
+        assertClip(input, taken.duration);
+        return { ...taken, media: null };
+      }
       await assertSafe(input.url);
       const direct = await probeDirectMedia(input.url, config.allowPrivateNetwork).catch((err: unknown) => {
         throw asRefusal(err);
@@ -289,6 +302,8 @@ export function createSourceActivities(deps: SourceDeps) {
      * output does not need the metadata first (speech).
      */
     async fetchSource(input: DownloadSourceInput): Promise<{ sourceFile: string; title: string; duration: number | null }> {
+      const upload = uploadIdOf(input.url);
+      if (upload) return takeUpload(deps, input.jobId, upload, limitsOf(input));
       await assertSafe(input.url);
       const direct = await probeDirectMedia(input.url, config.allowPrivateNetwork).catch((err: unknown) => {
         throw asRefusal(err);
@@ -303,6 +318,8 @@ export function createSourceActivities(deps: SourceDeps) {
 
     /** Downloads the best matching rendition into the job's work folder; returns its path relative to that folder. */
     async downloadSource(input: DownloadSourceInput): Promise<string> {
+      const upload = uploadIdOf(input.url);
+      if (upload) return (await takeUpload(deps, input.jobId, upload, limitsOf(input))).sourceFile;
       await assertSafe(input.url);
       return path.relative(storage.workDirOf(input.jobId), await ytdlpDownload(input));
     },

@@ -20,6 +20,7 @@ import { accountRoutes } from './account.routes';
 import { accessLog, operatorRoutes } from './observability';
 import { openApiDocument } from './openapi';
 import { operationsRoutes } from './operations.routes';
+import { uploadsRoutes } from './uploads.routes';
 import { webhooksRoutes } from './webhooks.routes';
 
 /** Why a body could not be read, as a client error (the parser's own errors would be 500s or misleading). */
@@ -33,6 +34,9 @@ function bodyError(err: Error & { status?: number }, encoding: string): DomainEr
   if (encoding && encoding !== 'identity') return new DomainError('bad_request', `The request body could not be decoded as Content-Encoding ${encoding}`);
   return new DomainError('bad_request', 'The request body could not be read');
 }
+
+/** Routes whose bodies are files, read as streams by the route itself. */
+const STREAMED_BODIES = /^\/v1\/uploads\/?$/;
 
 /** 405 with `Allow` for a path that exists under other methods (OPTIONS answers 204 with `Allow`). */
 function methodNotAllowed(routers: Router<ApiState>[]): Koa.Middleware<ApiState> {
@@ -70,9 +74,11 @@ export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknow
   app.use((ctx, next) => (isUnmetered(ctx.path) ? next() : limiter(ctx, next)));
   // The dashboard (/dashboard…) renders its own pages and errors and parses its own form bodies.
   app.use(dashboard(deps, fault));
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1mb', encoding: 'utf-8', onError: (err, ctx) => {
+  const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: '1mb', encoding: 'utf-8', onError: (err, ctx) => {
     throw bodyError(err, ctx.get('Content-Encoding'));
-  } }));
+  } });
+  // file bodies are streamed by their routes, never parsed (or buffered) here
+  app.use((ctx, next) => (STREAMED_BODIES.test(ctx.path) ? next() : parseJson(ctx, next)));
 
   const pub = new Router<ApiState>();
   pub.get('/v1/openapi.json', (ctx) => {
@@ -83,6 +89,7 @@ export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknow
   });
   pub.use(operatorRoutes(deps).routes());
   const files = filesRoutes(deps);
+  const uploads = uploadsRoutes(deps);
   // MCP (Streamable HTTP): metered like REST, its own requireAuth; outside `authed`, which adds idempotency.
   const mcp = mcpRoutes(deps);
   const authed = new Router<ApiState>();
@@ -91,9 +98,10 @@ export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknow
   authed.use((ctx, next) => (ctx.method === 'POST' ? idem(ctx, next) : next()));
   for (const r of [operationsRoutes(deps), jobsRoutes(deps), infoRoutes(deps), webhooksRoutes(deps), languagesRoutes(deps), accountRoutes()]) authed.use(r.routes());
 
-  app.use(methodNotAllowed([pub, files, authed]));
+  app.use(methodNotAllowed([pub, files, uploads, authed]));
   app.use(pub.routes());
   app.use(files.routes());
+  app.use(uploads.routes());
   app.use(mcp.routes());
   app.use(authed.routes());
 

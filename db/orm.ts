@@ -13,6 +13,7 @@ import { JobEntitySchema } from './job.entity';
 import { postgresMigrations, sqliteMigrations } from './migrations';
 import { AccountOwnerEntitySchema, DashboardSessionEntitySchema, LoginLinkEntitySchema, SignInAttemptEntitySchema } from './owner.entity';
 import { IdempotencyRecordEntitySchema, RateLimitCounterEntitySchema, ServerSecretEntitySchema } from './system.entity';
+import { UploadEntitySchema } from './upload.entity';
 import { WebhookDeliveryEntitySchema, WebhookEndpointEntitySchema } from './webhook.entity';
 
 export const ENTITIES = [
@@ -30,6 +31,7 @@ export const ENTITIES = [
   LoginLinkEntitySchema,
   DashboardSessionEntitySchema,
   SignInAttemptEntitySchema,
+  UploadEntitySchema,
 ];
 
 export type Orm = MikroORM;

@@ -2,9 +2,15 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../lib/config';
 
+/** An upload's name and content type, stored with it. */
+export interface UploadInfo {
+  filename: string;
+  content_type: string;
+}
+
 /** Paths under DATA_DIR. In scale-out, every worker mounts the same DATA_DIR (shared volume). */
 export class Storage {
-  constructor(private readonly config: Pick<Config, 'filesDir' | 'workDir'>) {}
+  constructor(private readonly config: Pick<Config, 'filesDir' | 'workDir' | 'uploadsDir'>) {}
 
   /** Scratch folder of one job; removed when the job ends. */
   workDirOf(jobId: string): string {
@@ -21,6 +27,40 @@ export class Storage {
   /** Relative output path for a job's result, `{jobId}/{name}`. */
   outputRelative(jobId: string, name: string): string {
     return path.join(safe(jobId), name);
+  }
+
+  /** Where an upload's bytes live (one file per upload id; the id is checked, never a path). */
+  uploadPath(uploadId: string): string {
+    if (!/^upl_[A-Za-z0-9]+$/.test(uploadId)) throw new Error(`unsafe upload id ${uploadId}`);
+    return path.join(this.config.uploadsDir, uploadId);
+  }
+
+  /** What a worker knows of an upload without the database: its name and type, kept beside its bytes. */
+  async writeUploadInfo(uploadId: string, info: UploadInfo): Promise<void> {
+    await fs.writeFile(`${this.uploadPath(uploadId)}.json`, JSON.stringify(info));
+  }
+
+  async readUploadInfo(uploadId: string): Promise<UploadInfo | null> {
+    try {
+      return JSON.parse(await fs.readFile(`${this.uploadPath(uploadId)}.json`, 'utf8')) as UploadInfo;
+    } catch {
+      return null;
+    }
+  }
+
+  async removeUpload(uploadId: string): Promise<void> {
+    await fs.rm(this.uploadPath(uploadId), { force: true });
+    await fs.rm(`${this.uploadPath(uploadId)}.json`, { force: true });
+  }
+
+  /** Removes bodies whose upload never finished (its process died mid-stream), last written before `before`. */
+  async removeAbandonedUploads(before: Date): Promise<void> {
+    const names = await fs.readdir(this.config.uploadsDir).catch(() => [] as string[]);
+    for (const name of names.filter((n) => n.endsWith('.part'))) {
+      const full = path.join(this.config.uploadsDir, name);
+      const st = await fs.stat(full).catch(() => null);
+      if (st && st.mtime < before) await fs.rm(full, { force: true });
+    }
   }
 
   async removeWorkDir(jobId: string): Promise<void> {

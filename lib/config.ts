@@ -86,6 +86,8 @@ export type Config = {
   dataDir: string;
   filesDir: string;
   workDir: string;
+  /** Files clients sent (POST /v1/uploads), one per upload id. */
+  uploadsDir: string;
   publicBaseUrl: string;
   databaseUrl: string | undefined;
   sqlitePath: string;
@@ -165,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     filesDir: path.join(dataDir, 'files'),
     workDir: path.join(dataDir, 'work'),
+    uploadsDir: path.join(dataDir, 'uploads'),
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, ''),
     databaseUrl: e.DATABASE_URL || undefined,
     sqlitePath: path.join(dataDir, 'mediasvc.sqlite'),

@@ -138,7 +138,7 @@ describe('janitor', () => {
     }
     await em.flush();
     const { sweep } = await import('../activities/maintenance.activities');
-    assert.deepEqual(await sweep(h.orm, h.storage), { filesRemoved: 1 });
+    assert.deepEqual(await sweep(h.orm, h.storage), { filesRemoved: 1, uploadsRemoved: 0 });
     assert.equal(fs.existsSync(h.storage.filePath(h.storage.outputRelative(ids.old, 'output.mp4'))), false);
     assert.equal(fs.existsSync(h.storage.filePath(h.storage.outputRelative(ids.live, 'output.mp4'))), true);
     const job = await h.request('GET', `/v1/jobs/${ids.live}`, { key: a.key });

@@ -99,8 +99,9 @@ function toField(name: string, raw: JsonSchema, required: boolean, root: JsonSch
 
 function fieldsOf(schema: JsonSchema, root: JsonSchema, prefix: string, skip: string[] = []): FormField[] {
   return Object.entries(schema.properties ?? {})
-    .filter(([name]) => !skip.includes(name))
-    .map(([name, prop]) => toField(name, prop, schema.required?.includes(name) ?? false, root, prefix))
+    // the forms take a URL: url or upload_id is required, and uploads are an API call of their own
+    .filter(([name]) => !skip.includes(name) && name !== 'upload_id')
+    .map(([name, prop]) => toField(name, prop, name === 'url' || (schema.required?.includes(name) ?? false), root, prefix))
     .filter((f): f is FormField => f !== null);
 }
 

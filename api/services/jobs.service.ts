@@ -13,10 +13,12 @@ import type { JobType, MediaJobInput } from '../../lib/jobs';
 import { log } from '../../lib/logger';
 import { creditsCharged, jobsCreated } from '../../lib/metrics';
 import { OPERATIONS } from '../../lib/operations';
+import { sourceOf } from '../../lib/uploads';
 import type { ApiDeps } from '../context';
 import { afterCursor, page } from '../cursor';
 import { parseInput } from '../validation';
 import { serverCapabilities } from './capabilities';
+import { findAccountUpload } from './uploads.service';
 
 /** The body of a 202 from a create call (decisions.md). */
 export interface JobCreated {
@@ -42,7 +44,10 @@ export async function createJob(em: EntityManager, deps: ApiDeps, account: Accou
   const params = parseInput(op.request, body) as MediaJobInput['params'];
   const problems = op.check?.(params as never, serverCapabilities(deps.speech)) ?? [];
   if (problems.length) throw DomainError.invalid(problems.map((p) => p.message).join('; '), problems);
-  await assertReachable('url', params.url, deps.config.allowPrivateNetwork);
+  const upload = (params as { upload_id?: string }).upload_id;
+  if (upload) await findAccountUpload(em, account, upload);
+  else await assertReachable('url', (params as { url: string }).url, deps.config.allowPrivateNetwork);
+  const source = sourceOf(params);
   if (params.webhook_url) await assertReachable('webhook_url', params.webhook_url, deps.config.allowPrivateNetwork);
 
   const cost = op.cost(params as never);
@@ -53,7 +58,7 @@ export async function createJob(em: EntityManager, deps: ApiDeps, account: Accou
       accountId: account.id,
       jobType,
       status: 'pending',
-      sourceUrl: params.url,
+      sourceUrl: source,
       parameters: params as unknown as Record<string, unknown>,
       creditsCharged: cost,
       progress: 0,
@@ -69,7 +74,7 @@ export async function createJob(em: EntityManager, deps: ApiDeps, account: Accou
   // how much of the account's own work is ahead of this job sets its priority (accountPriority)
   const counts = await accountJobCounts(em, account.id);
   const jobsAhead = counts.running + counts.queued - 1;
-  deps.dispatcher.dispatch({ jobId, jobType, sourceUrl: params.url, params, accountId: account.id, plan: account.plan, jobsAhead } as MediaJobInput);
+  deps.dispatcher.dispatch({ jobId, jobType, sourceUrl: source, params, accountId: account.id, plan: account.plan, jobsAhead } as MediaJobInput);
   jobsCreated.inc({ type: jobType });
   creditsCharged.inc({ for: jobType }, cost);
   log.info({ job_id: jobId, job_type: jobType, account_id: account.id, status: 'pending', credits: cost }, 'job created');

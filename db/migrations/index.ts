@@ -5,12 +5,14 @@ import { Migration20261121020000 as PgWebhooks } from './postgresql/Migration202
 import { Migration20261122100000 as PgDashboard } from './postgresql/Migration20261122100000';
 import { Migration20261123100000 as PgBalance } from './postgresql/Migration20261123100000';
 import { Migration20261125100000 as PgJobsByStatus } from './postgresql/Migration20261125100000';
+import { Migration20261126100000 as PgUploads } from './postgresql/Migration20261126100000';
 import { Migration20261121000000 as SqliteInitial } from './sqlite/Migration20261121000000';
 import { Migration20261121010000 as SqliteIdempotency } from './sqlite/Migration20261121010000';
 import { Migration20261121020000 as SqliteWebhooks } from './sqlite/Migration20261121020000';
 import { Migration20261122100000 as SqliteDashboard } from './sqlite/Migration20261122100000';
 import { Migration20261123100000 as SqliteBalance } from './sqlite/Migration20261123100000';
 import { Migration20261125100000 as SqliteJobsByStatus } from './sqlite/Migration20261125100000';
+import { Migration20261126100000 as SqliteUploads } from './sqlite/Migration20261126100000';
 
 // Listed explicitly so migrations run the same from source and from dist/, per dialect.
 export const sqliteMigrations: MigrationObject[] = [
@@ -20,6 +22,7 @@ export const sqliteMigrations: MigrationObject[] = [
   { name: 'Migration20261122100000', class: SqliteDashboard },
   { name: 'Migration20261123100000', class: SqliteBalance },
   { name: 'Migration20261125100000', class: SqliteJobsByStatus },
+  { name: 'Migration20261126100000', class: SqliteUploads },
 ];
 export const postgresMigrations: MigrationObject[] = [
   { name: 'Migration20261121000000', class: PgInitial },
@@ -28,4 +31,5 @@ export const postgresMigrations: MigrationObject[] = [
   { name: 'Migration20261122100000', class: PgDashboard },
   { name: 'Migration20261123100000', class: PgBalance },
   { name: 'Migration20261125100000', class: PgJobsByStatus },
+  { name: 'Migration20261126100000', class: PgUploads },
 ];

@@ -10,7 +10,11 @@ export const CommentsRequestSchema = z
     max_comments: intIn(1, 1000).default(100).meta({ description: 'Maximum top-level comments (replies are not counted)' }),
     sort: z.enum(COMMENT_SORTS, { error: 'must be "top" or "newest"' }).default('top').meta({ description: '`top`: most liked first (PeerTube: most replies first); `newest`: newest first' }),
     include_replies: z.boolean({ error: 'must be true or false' }).default(true).meta({ description: 'false leaves every replies array empty' }),
+    upload_id: z.unknown().optional().meta({ description: 'Not for comments: an uploaded file has no comment thread' }),
     webhook_url: WebhookUrl,
+  })
+  .superRefine((p, ctx) => {
+    if (p.upload_id !== undefined) ctx.addIssue({ code: 'custom', path: ['upload_id'], message: 'comments are read from the page a video is on, and an uploaded file has none: give the page\'s url' });
   })
   .meta({ id: 'CommentsRequest' });
 

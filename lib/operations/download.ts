@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseTimeString } from '../time';
-import { SourceUrl, TimeString, WebhookUrl } from './fields';
+import { oneSource, sourceFields, sourceRequired, TimeString, WebhookUrl } from './fields';
 import type { OperationSpec } from './spec';
 
 export const QUALITIES = ['best', '1080p', '720p', '480p', 'audio'] as const;
@@ -12,7 +12,7 @@ const VIDEO_FORMATS: readonly string[] = ['mp4', 'webm', 'mkv'];
 
 export const DownloadRequestSchema = z
   .strictObject({
-    url: SourceUrl,
+    ...sourceFields,
     quality: z
       .enum(QUALITIES, { error: `must be one of ${QUALITIES.join(', ')}` })
       // names for generated clients, where "1080p" alone cannot start an identifier
@@ -44,6 +44,8 @@ export const DownloadRequestSchema = z
       ctx.addIssue({ code: 'custom', path: ['format'], message: 'format must be mp3 or wav, or left out: quality "audio" gives an audio-only file' });
     }
   })
+  .refine(...sourceRequired)
+  .refine(...oneSource)
   .meta({ id: 'DownloadRequest' });
 
 export type DownloadParams = z.output<typeof DownloadRequestSchema>;

@@ -21,6 +21,31 @@ function httpUrl(description: string, example: string) {
 /** The source: a video or audio page, or a media file, on a public host. */
 export const SourceUrl = httpUrl('URL of the video or audio (a platform page or a media file) on a public host; the host name within DNS limits (at most 253 characters, labels of at most 63)', 'https://www.youtube.com/watch?v=aqz-KE-bpKQ');
 
+/** A file the account sent to POST /v1/uploads, in place of `url`. */
+export const UploadIdField = z
+  .string({ error: 'must be an upload id such as upl_… (POST /v1/uploads answers with one)' })
+  .regex(/^upl_[A-Za-z0-9]{24}$/, 'must be an upload id such as upl_… (POST /v1/uploads answers with one)')
+  .meta({ description: 'Instead of url: a file this account sent to POST /v1/uploads (give url or upload_id, not both)', example: 'upl_3mZ8qK1vT0bXy7PcLr2sWn4A' });
+
+/** The source fields of an operation: a URL or an upload, exactly one of them (sourceProblems checks it). */
+export const sourceFields = { url: SourceUrl.optional(), upload_id: UploadIdField.optional() };
+
+type SourceFields = { url?: unknown; upload_id?: unknown };
+// checked even when other fields are wrong, so a missing source is named with the rest
+const whenObject = { when: (payload: { value: unknown }) => typeof payload.value === 'object' && payload.value !== null };
+
+/** `.refine(...sourceRequired)`: url or upload_id must be given. */
+export const sourceRequired: [(p: SourceFields) => boolean, { when: typeof whenObject.when; path: string[]; message: string }] = [
+  (p) => p.url !== undefined || p.upload_id !== undefined,
+  { ...whenObject, path: ['url'], message: 'is required (or upload_id: a file sent to POST /v1/uploads)' },
+];
+
+/** `.refine(...oneSource)`: not both of url and upload_id. */
+export const oneSource: typeof sourceRequired = [
+  (p) => p.url === undefined || p.upload_id === undefined,
+  { ...whenObject, path: ['upload_id'], message: 'upload_id and url name two sources: give one of them' },
+];
+
 /** A one-off webhook target for this job's events (decisions.md: accepted on every async create call). */
 export const WebhookUrl = httpUrl('Receives this job\'s job.completed / job.failed event, signed with the account\'s webhook secret', 'https://example.com/hooks/media')
   .nullable()

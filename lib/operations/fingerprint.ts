@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SourceUrl, TimeString, WebhookUrl } from './fields';
+import { oneSource, sourceFields, sourceRequired, TimeString, WebhookUrl } from './fields';
 import type { OperationSpec } from './spec';
 
 export const HASH_SIZES = [8, 16, 32] as const;
@@ -7,7 +7,7 @@ export type HashSize = (typeof HASH_SIZES)[number];
 
 export const FingerprintRequestSchema = z
   .strictObject({
-    url: SourceUrl,
+    ...sourceFields,
     timestamp: TimeString.nullable().default(null).meta({ description: 'Frame to hash; default 25% of the duration' }),
     hash_size: z
       .union([z.literal(8), z.literal(16), z.literal(32)], { error: 'must be 8, 16 or 32' })
@@ -15,6 +15,8 @@ export const FingerprintRequestSchema = z
       .meta({ description: 'Bits per side: each hash has hash_size² bits', type: 'integer', enum: [...HASH_SIZES] }),
     webhook_url: WebhookUrl,
   })
+  .refine(...sourceRequired)
+  .refine(...oneSource)
   .meta({ id: 'FingerprintRequest' });
 
 export type FingerprintParams = z.output<typeof FingerprintRequestSchema>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { intIn, SourceUrl, TimeString, WebhookUrl } from './fields';
+import { intIn, oneSource, sourceFields, sourceRequired, TimeString, WebhookUrl } from './fields';
 import type { OperationSpec } from './spec';
 
 export const PREVIEW_TYPES = ['gif', 'thumbnail', 'mosaic', 'clip'] as const;
@@ -22,7 +22,7 @@ const Width = intIn(L.width.min, L.width.max)
 /** A known preview field that does not apply to this type: accepted and ignored (echoed as null). */
 const ignored = (forTypes: string) => z.unknown().optional().meta({ description: `Ignored here; applies to ${forTypes}` });
 
-const common = { url: SourceUrl, webhook_url: WebhookUrl };
+const common = { ...sourceFields, webhook_url: WebhookUrl };
 
 const GifRequest = z
   .strictObject({
@@ -82,7 +82,8 @@ const ClipRequest = z
 
 /** Preview request, normalised: parameters that do not apply to preview_type are null. */
 export interface PreviewParams {
-  url: string;
+  url?: string;
+  upload_id?: string;
   preview_type: PreviewType;
   /** thumbnail: frame time (null = 25% of the duration). */
   timestamp: string | null;
@@ -101,9 +102,11 @@ export interface PreviewParams {
 
 export const PreviewRequestSchema = z
   .discriminatedUnion('preview_type', [GifRequest, ThumbnailRequest, MosaicRequest, ClipRequest], { error: `must be one of ${PREVIEW_TYPES.join(', ')}` })
+  .refine(...sourceRequired)
+  .refine(...oneSource)
   .transform((p): PreviewParams => {
     const none = { timestamp: null, start: null, duration: null, columns: null, rows: null, fps: null };
-    const base = { url: p.url, webhook_url: p.webhook_url, width: p.width };
+    const base = { ...(p.url !== undefined ? { url: p.url } : { upload_id: p.upload_id }), webhook_url: p.webhook_url, width: p.width };
     switch (p.preview_type) {
       case 'gif':
         return { ...none, ...base, preview_type: 'gif', start: p.start, duration: p.duration, fps: p.fps };

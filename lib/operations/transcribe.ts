@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LanguageCode, SourceUrl, WebhookUrl } from './fields';
+import { LanguageCode, oneSource, sourceFields, sourceRequired, WebhookUrl } from './fields';
 import type { OperationSpec } from './spec';
 
 export const MODEL_SIZES = ['tiny', 'base', 'small', 'medium'] as const;
@@ -18,13 +18,15 @@ export const ModelSizeField = z
 
 export const TranscribeRequestSchema = z
   .strictObject({
-    url: SourceUrl,
+    ...sourceFields,
     language: LanguageCode.nullable().default(null).meta({ description: 'ISO 639-1; null detects it from the first 30 s of speech' }),
     output_format: OutputFormat,
     word_timestamps: z.boolean({ error: 'must be true or false' }).default(true).meta({ description: 'Word-level timestamps; JSON output only' }),
     model_size: ModelSizeField,
     webhook_url: WebhookUrl,
   })
+  .refine(...sourceRequired)
+  .refine(...oneSource)
   .meta({ id: 'TranscribeRequest' });
 
 export type TranscribeParams = z.output<typeof TranscribeRequestSchema>;

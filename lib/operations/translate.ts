@@ -1,17 +1,19 @@
 import { z } from 'zod';
-import { LanguageCode, SourceUrl, WebhookUrl } from './fields';
+import { LanguageCode, oneSource, sourceFields, sourceRequired, WebhookUrl } from './fields';
 import type { OperationSpec } from './spec';
 import { ModelSizeField, OutputFormat, SPEECH_OUTPUT_FORMATS } from './transcribe';
 
 export const TranslateRequestSchema = z
   .strictObject({
-    url: SourceUrl,
+    ...sourceFields,
     target_language: LanguageCode.meta({ description: 'ISO 639-1 code of the translation' }),
     source_language: LanguageCode.nullable().default(null).meta({ description: 'ISO 639-1; null detects it' }),
     output_format: OutputFormat,
     model_size: ModelSizeField,
     webhook_url: WebhookUrl,
   })
+  .refine(...sourceRequired)
+  .refine(...oneSource)
   .meta({ id: 'TranslateRequest' });
 
 export type TranslateParams = z.output<typeof TranslateRequestSchema>;

@@ -59,7 +59,7 @@ async function main(): Promise<void> {
 
   function download(name: string, params: Partial<DownloadParams> & { url: string }): Promise<string> {
     const full: DownloadParams = { quality: 'best', format: null, clip_start: null, clip_end: null, processing: null, webhook_url: null, ...params };
-    return run(name, { jobId: crypto.randomUUID(), jobType: 'download', sourceUrl: full.url, params: full, accountId: account.id });
+    return run(name, { jobId: crypto.randomUUID(), jobType: 'download', sourceUrl: params.url, params: full, accountId: account.id });
   }
 
   await download('download-completed', { url: fx.url('/hls/master.m3u8'), quality: '720p', format: 'mp4' });

@@ -3,6 +3,7 @@ import { clipProblem } from '../../lib/edit-plan';
 import { FAILURE_TYPES } from '../../lib/jobs';
 import { parseTimeString } from '../../lib/time';
 import { mediaFetch, mediaProcess } from '../activity-proxies';
+import { sourceOf } from '../../lib/uploads';
 import type { OperationRunner } from './types';
 
 /** Download: check limits, fetch the rendition, deliver it in the requested format (clipped and processed if asked). */
@@ -13,21 +14,21 @@ export const runDownload: OperationRunner<'download'> = async ({ jobId, params, 
   if (patched('source-once-v1')) {
     // one step for the source: limits, clip range and download from a single yt-dlp extraction (none for a plain file)
     const plain = clipStart === null && clipEnd === null && processing.length === 0;
-    const source = await mediaFetch.resolveSource({ jobId, plan, url: params.url, quality: params.quality, format: params.format, reads: 'whole', clipStart, clipEnd, progressRange: [0, plain ? 80 : 50] });
+    const source = await mediaFetch.resolveSource({ jobId, plan, url: sourceOf(params), quality: params.quality, format: params.format, reads: 'whole', clipStart, clipEnd, progressRange: [0, plain ? 80 : 50] });
     const sourceFile = source.sourceFile!;
     if (plain) return mediaProcess.finalizeDownload({ jobId, sourceFile, quality: params.quality, format: params.format, title: source.title, progressRange: [80, 99] });
     return mediaProcess.processDownload({ jobId, sourceFile, quality: params.quality, format: params.format, title: source.title, clipStart, clipEnd, processing, progressRange: [50, 99] });
   }
-  const source = await mediaFetch.probeSource(params.url);
+  const source = await mediaFetch.probeSource(sourceOf(params));
   if (clipStart === null && clipEnd === null && processing.length === 0) {
     // The plain path: exactly these three activities (recorded histories replay against it).
-    const sourceFile = await mediaFetch.downloadSource({ jobId, url: params.url, quality: params.quality, format: params.format, progressRange: [0, 80] });
+    const sourceFile = await mediaFetch.downloadSource({ jobId, url: sourceOf(params), quality: params.quality, format: params.format, progressRange: [0, 80] });
     return mediaProcess.finalizeDownload({ jobId, sourceFile, quality: params.quality, format: params.format, title: source.title, progressRange: [80, 99] });
   }
   // A clip past the end is known once the source is probed: fail before downloading anything.
   const problem = source.duration === null ? null : clipProblem(clipStart, clipEnd, source.duration);
   if (problem) throw ApplicationFailure.nonRetryable(problem, FAILURE_TYPES.rejected);
-  const sourceFile = await mediaFetch.downloadSource({ jobId, url: params.url, quality: params.quality, format: params.format, progressRange: [0, 50] });
+  const sourceFile = await mediaFetch.downloadSource({ jobId, url: sourceOf(params), quality: params.quality, format: params.format, progressRange: [0, 50] });
   return mediaProcess.processDownload({
     jobId,
     sourceFile,

@@ -2,6 +2,7 @@ import { ApplicationFailure, patched } from '@temporalio/workflow';
 import { FAILURE_TYPES } from '../../lib/jobs';
 import { parseTimeString } from '../../lib/time';
 import { mediaFetch, mediaProcess } from '../activity-proxies';
+import { sourceOf } from '../../lib/uploads';
 import type { OperationRunner } from './types';
 
 /** Fingerprint: check limits, fetch a 720p rendition (or seek in it in place), hash one frame. */
@@ -14,12 +15,12 @@ export const runFingerprint: OperationRunner<'fingerprint'> = async ({ jobId, pa
   };
   // one step for the source (one yt-dlp run at most; a seekable file is not downloaded at all)
   if (patched('source-once-v1')) {
-    const source = await mediaFetch.resolveSource({ jobId, plan, url: params.url, quality: '720p', format: null, reads: 'video', progressRange: [0, 40] });
+    const source = await mediaFetch.resolveSource({ jobId, plan, url: sourceOf(params), quality: '720p', format: null, reads: 'video', progressRange: [0, 40] });
     pastEnd(source.duration);
     return mediaProcess.fingerprintFrame({ jobId, sourceFile: source.sourceFile, media: source.media, title: source.title, timestamp, hashSize: params.hash_size, progressRange: [40, 99] });
   }
-  const source = await mediaFetch.probeSource(params.url);
+  const source = await mediaFetch.probeSource(sourceOf(params));
   pastEnd(source.duration);
-  const sourceFile = await mediaFetch.downloadSource({ jobId, url: params.url, quality: '720p', format: null, progressRange: [0, 70] });
+  const sourceFile = await mediaFetch.downloadSource({ jobId, url: sourceOf(params), quality: '720p', format: null, progressRange: [0, 70] });
   return mediaProcess.fingerprintFrame({ jobId, sourceFile, title: source.title, timestamp, hashSize: params.hash_size, progressRange: [70, 99] });
 };

@@ -1,5 +1,6 @@
 import { patched } from '@temporalio/workflow';
 import { mediaFetch, mediaProcess } from '../activity-proxies';
+import { sourceOf } from '../../lib/uploads';
 import type { OperationRunner } from './types';
 
 /** Preview: check limits, fetch a rendition wide enough for the output (or seek in it in place), render the preview. */
@@ -8,10 +9,10 @@ export const runPreview: OperationRunner<'preview'> = async ({ jobId, params, pl
   if (patched('source-once-v1')) {
     // a clip needs the sound too; the other previews read only the picture
     const reads = params.preview_type === 'clip' ? 'av' : 'video';
-    const source = await mediaFetch.resolveSource({ jobId, plan, url: params.url, quality, format: null, reads, progressRange: [0, 40] });
+    const source = await mediaFetch.resolveSource({ jobId, plan, url: sourceOf(params), quality, format: null, reads, progressRange: [0, 40] });
     return mediaProcess.makePreview({ jobId, sourceFile: source.sourceFile, media: source.media, params, progressRange: [40, 99] });
   }
-  await mediaFetch.probeSource(params.url);
-  const sourceFile = await mediaFetch.downloadSource({ jobId, url: params.url, quality, format: null, progressRange: [0, 60] });
+  await mediaFetch.probeSource(sourceOf(params));
+  const sourceFile = await mediaFetch.downloadSource({ jobId, url: sourceOf(params), quality, format: null, progressRange: [0, 60] });
   return mediaProcess.makePreview({ jobId, sourceFile, params, progressRange: [60, 99] });
 };

@@ -1,5 +1,6 @@
 import { patched } from '@temporalio/workflow';
 import { mediaFetch, mediaSpeech } from '../activity-proxies';
+import { sourceOf } from '../../lib/uploads';
 import type { OperationRunner } from './types';
 
 /**
@@ -7,7 +8,7 @@ import type { OperationRunner } from './types';
  * Apertium), so retrying it never redoes the recognition.
  */
 export const runTranslate: OperationRunner<'translate'> = async ({ jobId, params, plan }) => {
-  const { sourceFile } = await mediaFetch.fetchSource({ jobId, plan, url: params.url, quality: 'audio', format: null, progressRange: [0, 15] });
+  const { sourceFile } = await mediaFetch.fetchSource({ jobId, plan, url: sourceOf(params), quality: 'audio', format: null, progressRange: [0, 15] });
   if (!patched('speech-steps-v1')) return mediaSpeech.translate({ jobId, sourceFile, params, progressRange: [15, 99] });
   const recognition = await mediaSpeech.recognizeSpeech({ jobId, sourceFile, request: { kind: 'translate', params }, progressRange: [15, 93] });
   return mediaSpeech.translateTranscript({ jobId, params, recognition, progressRange: [93, 99] });

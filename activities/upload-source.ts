@@ -1,0 +1,37 @@
+// An uploaded file as a job's source: read from storage, not the network (no egress, no yt-dlp).
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/activity';
+import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
+import { extensionOf, mediaContentType } from '../engines/media-sniff';
+import type { Storage } from '../engines/storage';
+import { FAILURE_TYPES } from '../lib/jobs';
+import { tooLongMessage, type SourceLimits } from '../lib/plans';
+
+export interface UploadedSource {
+  /** The upload's bytes in the job's work folder, relative to it. */
+  sourceFile: string;
+  title: string;
+  duration: number | null;
+}
+
+/** Puts upload `uploadId` in the job's work folder (a hard link where it can, else a copy) and measures it against the limits. */
+export async function takeUpload(deps: { storage: Storage; ffmpeg: FfmpegEngine }, jobId: string, uploadId: string, limits: SourceLimits): Promise<UploadedSource> {
+  const { storage, ffmpeg } = deps;
+  const stored = storage.uploadPath(uploadId);
+  const found = await fs.stat(stored).catch(() => null);
+  if (!found) throw ApplicationFailure.nonRetryable(`Upload ${uploadId} is no longer stored: it expired before the job ran; upload the file again`, FAILURE_TYPES.unavailable);
+  const probed = await ffmpeg.probe(stored);
+  const info = await storage.readUploadInfo(uploadId);
+  const hasVideo = probed.streams.some((s) => s.codec_type === 'video');
+  const duration = probed.format.duration ?? null;
+  if (duration !== null && duration > limits.maxSeconds) throw ApplicationFailure.nonRetryable(tooLongMessage(limits, duration), FAILURE_TYPES.rejected);
+  const workDir = storage.workDirOf(jobId);
+  const file = path.join(workDir, 'download', `source.${extensionOf(info?.content_type ?? mediaContentType(probed.format.format_name ?? '', hasVideo))}`);
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  await fs.rm(file, { force: true });
+  // the job's folder is removed when it ends: a link leaves the upload itself in place
+  await fs.link(stored, file).catch(() => fs.copyFile(stored, file));
+  const title = (info?.filename ?? 'upload').replace(/\.[^.]+$/, '') || 'upload';
+  return { sourceFile: path.relative(workDir, file), title, duration };
+}
