@@ -5,7 +5,7 @@ import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { ModelSelectionError, type ModelChoice, type ModelRegistry } from '../engines/speech/model-registry';
 import { toSrt, toVtt, type Cue } from '../engines/speech/subtitles';
 import type { WhisperEngine, WhisperResult, WhisperSegment } from '../engines/speech/whisper.engine';
-import { WhisperError } from '../engines/speech/whisper.engine';
+import { DECODING_FILE, WhisperError } from '../engines/speech/whisper.engine';
 import { planSpeechTranslation, targetsFromAnySpeech } from '../engines/translate/speech-plan';
 import { translateRoute, type TranslationEngine } from '../engines/translate/translation-engine';
 import type { Storage } from '../engines/storage';
@@ -128,6 +128,15 @@ export function createSpeechActivities(deps: SpeechDeps) {
     return relative;
   }
 
+  /**
+   * The decoder's figures per segment (tokens, log-probability…), beside the output: the contract's
+   * file has no place for them, and the OpenAI-compatible routes' verbose_json shows them.
+   */
+  async function writeDecoding(jobId: string, segments: WhisperSegment[]): Promise<void> {
+    const out = storage.filePath(storage.outputRelative(jobId, DECODING_FILE));
+    await fs.writeFile(out, JSON.stringify({ segments: segments.map((s) => s.decoding ?? null) }), 'utf8');
+  }
+
   /** What recognition needs for a request: the model, Whisper's passes, and languages whose English pass can be skipped. */
   function recognitionPlan(request: SpeechRequest) {
     if (request.kind === 'transcribe') {
@@ -189,6 +198,7 @@ export function createSpeechActivities(deps: SpeechDeps) {
         segments: segments.map((s) => ({ start: s.start, end: s.end, text: s.text, ...(words ? { words: s.words ?? [] } : {}) })),
       };
       const outputFile = await writeOutput(input.jobId, p.output_format, json, segments);
+      await writeDecoding(input.jobId, segments);
       const seconds = input.recognition.seconds + (performance.now() - started) / 1000;
       return {
         outputFile,
@@ -244,6 +254,7 @@ export function createSpeechActivities(deps: SpeechDeps) {
       const translatedText = joinText(texts);
       const json = { source_language: source, target_language: target, original_text: originalText, translated_text: translatedText, segments: aligned };
       const outputFile = await writeOutput(input.jobId, p.output_format, json, aligned);
+      await writeDecoding(input.jobId, segments);
       const seconds = input.recognition.seconds + (performance.now() - started) / 1000;
       return {
         outputFile,
@@ -252,6 +263,7 @@ export function createSpeechActivities(deps: SpeechDeps) {
           target_language: target,
           original_text: originalText,
           translated_text: translatedText,
+          duration: result.duration,
           segment_count: segments.length,
           output_format: p.output_format,
           language_probability: result.language_probability,

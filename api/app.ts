@@ -20,6 +20,7 @@ import { accountRoutes } from './account.routes';
 import { accessLog, operatorRoutes } from './observability';
 import { openApiDocument } from './openapi';
 import { operationsRoutes } from './operations.routes';
+import { openAiAudioRoutes } from './openai/audio.routes';
 import { uploadsRoutes } from './uploads.routes';
 import { webhooksRoutes } from './webhooks.routes';
 
@@ -36,7 +37,7 @@ function bodyError(err: Error & { status?: number }, encoding: string): DomainEr
 }
 
 /** Routes whose bodies are files, read as streams by the route itself. */
-const STREAMED_BODIES = /^\/v1\/uploads\/?$/;
+const STREAMED_BODIES = /^\/v1\/(uploads|audio\/transcriptions|audio\/translations)\/?$/;
 
 /** 405 with `Allow` for a path that exists under other methods (OPTIONS answers 204 with `Allow`). */
 function methodNotAllowed(routers: Router<ApiState>[]): Koa.Middleware<ApiState> {
@@ -90,6 +91,7 @@ export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknow
   pub.use(operatorRoutes(deps).routes());
   const files = filesRoutes(deps);
   const uploads = uploadsRoutes(deps);
+  const audio = openAiAudioRoutes(deps);
   // MCP (Streamable HTTP): metered like REST, its own requireAuth; outside `authed`, which adds idempotency.
   const mcp = mcpRoutes(deps);
   const authed = new Router<ApiState>();
@@ -98,10 +100,11 @@ export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknow
   authed.use((ctx, next) => (ctx.method === 'POST' ? idem(ctx, next) : next()));
   for (const r of [operationsRoutes(deps), jobsRoutes(deps), infoRoutes(deps), webhooksRoutes(deps), languagesRoutes(deps), accountRoutes()]) authed.use(r.routes());
 
-  app.use(methodNotAllowed([pub, files, uploads, authed]));
+  app.use(methodNotAllowed([pub, files, uploads, audio, authed]));
   app.use(pub.routes());
   app.use(files.routes());
   app.use(uploads.routes());
+  app.use(audio.routes());
   app.use(mcp.routes());
   app.use(authed.routes());
 

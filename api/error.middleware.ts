@@ -37,9 +37,34 @@ export function errorMiddleware(log: (msg: string, err: unknown) => void): Koa.M
       if (e?.kind === 'rate_limited' && e.extra.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(e.extra.retryAfterSeconds));
       if (e?.extra.allow) ctx.set('Allow', e.extra.allow.join(', '));
       const detail = e?.detail ?? 'Internal error; the request was not completed. Try again, and contact support if it persists.';
+      if (OPENAI_COMPATIBLE.test(ctx.path)) {
+        // OpenAI's statuses and error shape, so its SDKs raise their typed errors (a bad parameter is its 400)
+        ctx.status = status === 422 ? 400 : status;
+        ctx.body = openAiError(ctx.status, detail, e);
+        return;
+      }
       ctx.body = e?.extra.errors ? { detail, errors: e.extra.errors } : { detail };
     }
   };
+}
+
+/** Routes that speak OpenAI's API (api/openai). */
+const OPENAI_COMPATIBLE = /^\/v1\/audio\//;
+
+const OPENAI_CODES: Partial<Record<ErrorKind, string>> = {
+  unauthenticated: 'invalid_api_key',
+  rate_limited: 'rate_limit_exceeded',
+  insufficient_credits: 'insufficient_quota',
+  payload_too_large: 'file_too_large',
+  unsupported_media_type: 'unsupported_file',
+  not_found: 'not_found',
+  gone: 'expired',
+};
+
+/** `{"error": {message, type, param, code}}`, as OpenAI answers. */
+export function openAiError(status: number, message: string, e: DomainError | null, code?: string) {
+  const type = status === 429 ? 'rate_limit_error' : status === 401 ? 'authentication_error' : status >= 500 ? 'server_error' : 'invalid_request_error';
+  return { error: { message, type, param: e?.extra.errors?.[0]?.field ?? null, code: code ?? (e ? (OPENAI_CODES[e.kind] ?? null) : null) } };
 }
 
 /** A DomainError for anything a client caused (including Koa's and the body parser's own errors); null for faults. */

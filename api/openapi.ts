@@ -69,6 +69,7 @@ export function openApiDocument(baseUrl: string): object {
 /** Areas of the API, in the order documentation shows them; each path belongs to the first whose prefix it starts with. */
 const TAGS = [
   { name: 'Operations', description: 'Create a job: download, preview, transcribe, translate, fingerprint, comments', prefixes: ['/v1/download', '/v1/preview', '/v1/transcribe', '/v1/translate', '/v1/fingerprint', '/v1/comments'] },
+  { name: 'OpenAI-compatible audio', description: 'OpenAI\'s /audio/transcriptions and /audio/translations: its SDKs work with base_url pointed here', prefixes: ['/v1/audio/'] },
   { name: 'Uploads', description: 'Files sent to use as a job\'s source (upload_id in place of url)', prefixes: ['/v1/uploads'] },
   { name: 'Jobs', description: 'Follow, list and cancel jobs', prefixes: ['/v1/jobs'] },
   { name: 'Files', description: 'Result files behind signed download links', prefixes: ['/v1/files'] },

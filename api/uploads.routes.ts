@@ -59,7 +59,7 @@ export function uploadsRoutes(deps: ApiDeps): Router<ApiState> {
   router.use(['/v1/uploads', '/v1/uploads/:upload_id'], requireAuth());
   router.post('/v1/uploads', async (ctx) => {
     try {
-      const { upload } = await createUpload(ctx.state.em, deps, accountOf(ctx), ctx.req);
+      const upload = await createUpload(ctx.state.em, deps, accountOf(ctx), ctx.req);
       ctx.status = 201;
       ctx.set('Location', `/v1/uploads/${upload.upload_id}`);
       ctx.body = upload;

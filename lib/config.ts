@@ -39,6 +39,7 @@ const EnvSchema = z.object({
   FFPROBE_PATH: z.string().default('ffprobe'),
   TEMPORAL_CLI_PATH: z.string().optional(),
   INFO_TIMEOUT_SECONDS: z.coerce.number().positive().default(60),
+  OPENAI_WAIT_SECONDS: z.coerce.number().positive().default(300),
   TRUST_PROXY: flag,
   WEBHOOK_RETRY_SCHEDULE_SECONDS: z
     .string()
@@ -111,6 +112,8 @@ export type Config = {
   ffprobePath: string;
   temporalCliPath: string;
   infoTimeoutSeconds: number;
+  /** How long an OpenAI-compatible audio call waits on its job before answering 202 with the job's id. */
+  openaiWaitSeconds: number;
   /** Offsets of webhook attempts from the first one, ms (contract: 0, 1, 5, 30 minutes). */
   webhookRetryScheduleMs: number[];
   webhookTimeoutMs: number;
@@ -193,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ffprobePath: e.FFPROBE_PATH,
     temporalCliPath: e.TEMPORAL_CLI_PATH ?? path.join(projectRoot, '.tools/bin/temporal'),
     infoTimeoutSeconds: e.INFO_TIMEOUT_SECONDS,
+    openaiWaitSeconds: e.OPENAI_WAIT_SECONDS,
     trustProxy: e.TRUST_PROXY,
     webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE_SECONDS.map((x) => x * 1000),
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000,

@@ -1,7 +1,20 @@
 import assert from 'node:assert/strict';
-import { startServeStack, type ServeStack } from './helpers/serve-stack';
+import { execFile, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import OpenAI from 'openai';
+import { projectRoot } from '../lib/config';
+import { ffprobe } from './helpers/media';
+import { cli } from './helpers/processes';
+import { startServeStack, type JobBody, type ServeStack } from './helpers/serve-stack';
 import { assertMonotonic, parseSrtStrict, wordErrorRate } from './helpers/subtitles';
-import { EXPECTED, serveSpeechFiles, type SpeechFiles } from './helpers/speech-fixtures';
+import { EXPECTED, SPEECH_DIR, serveSpeechFiles, type SpeechFiles } from './helpers/speech-fixtures';
+
+const execFileP = promisify(execFile);
 
 describe('speech end to end: transcribe and translate through the API (serve, real workers)', function () {
   let media: SpeechFiles;
@@ -94,4 +107,154 @@ describe('speech end to end: transcribe and translate through the API (serve, re
     assert.match(cues.map((c) => c.text).join(' '), /país/);
     assert.equal(await credits(), before - 5);
   });
+
+  describe('uploads and OpenAI SDK clients on the same stack', function () {
+    let freeKey: string;
+    let dir: string;
+    let video: { file: string; url: string; close: () => Promise<void> };
+    const JFK = path.join(SPEECH_DIR, 'jfk.wav');
+    const FRENCH = path.join(SPEECH_DIR, 'french.aiff');
+
+    before(async function () {
+      const freeAccount = (await cli(s.env, 'accounts', 'create', '--name', 'openai-free', '--plan', 'free')).pop()!;
+      freeKey = (await cli(s.env, 'keys', 'create', '--account', freeAccount, '--name', 'free key')).pop()!;
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openai-e2e-'));
+      // a short video with the JFK recording as its sound, served whole by a plain origin
+      const file = path.join(dir, 'jfk-video.mp4');
+      execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25', '-i', JFK, '-t', '6', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', file]);
+      const server = http.createServer((req, res) => {
+        res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': fs.statSync(file).size });
+        if (req.method === 'HEAD') res.end();
+        else fs.createReadStream(file).pipe(res);
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+      video = { file, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jfk-video.mp4`, close: () => new Promise((r) => server.close(() => r())) };
+    });
+
+    after(async () => {
+      await video?.close();
+      if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    const upload = async (file: string, type: string): Promise<string> => {
+      const res = await fetch(`${s.base}/v1/uploads`, { method: 'POST', headers: { authorization: `Bearer ${s.key}`, 'content-type': type, 'content-disposition': `attachment; filename="${path.basename(file)}"` }, body: fs.readFileSync(file) });
+      const body = (await res.json()) as any;
+      assert.equal(res.status, 201, JSON.stringify(body));
+      return body.upload_id as string;
+    };
+    const run = async (p: string, body: Record<string, unknown>): Promise<JobBody> => {
+      const created = await s.api('POST', p, body);
+      assert.equal(created.status, 202, JSON.stringify(created.body));
+      const job = await s.waitJob(created.body.job_id);
+      assert.equal(job.status, 'completed', `${p} ${JSON.stringify(body)}: ${job.error_message}`);
+      return job;
+    };
+    const bytes = async (url: string) => Buffer.from(await (await fetch(url)).arrayBuffer());
+
+    it('an upload used by a download, a preview and a transcription gives the same outputs as the same file by URL', async () => {
+      const videoId = await upload(video.file, 'video/mp4');
+      const audioId = await upload(JFK, 'audio/wav');
+      const thumbs = await Promise.all([{ upload_id: videoId }, { url: video.url }].map((src) => run('/v1/preview', { ...src, preview_type: 'thumbnail', timestamp: 2, width: 160 })));
+      assert.deepEqual(await bytes(thumbs[0]!.download_url!), await bytes(thumbs[1]!.download_url!), 'the same thumbnail, byte for byte');
+      const downloads = await Promise.all([{ upload_id: videoId }, { url: video.url }].map((src) => run('/v1/download', { ...src, format: 'mp4', clip_start: 1, clip_end: 4 })));
+      const probes = await Promise.all(downloads.map(async (j) => {
+        const out = path.join(dir, `${j.job_id}.mp4`);
+        fs.writeFileSync(out, await bytes(j.download_url!));
+        return ffprobe(out);
+      }));
+      assert.deepEqual(probes.map((p) => p.streams.map((x: any) => [x.codec_type, x.codec_name, x.width ?? null])), [probes[1]!.streams.map((x: any) => [x.codec_type, x.codec_name, x.width ?? null]), probes[1]!.streams.map((x: any) => [x.codec_type, x.codec_name, x.width ?? null])]);
+      assert.ok(Math.abs(Number(probes[0]!.format.duration) - Number(probes[1]!.format.duration)) < 0.1, `${probes[0]!.format.duration} vs ${probes[1]!.format.duration}`);
+      const speech = await Promise.all([{ upload_id: audioId }, { url: media.url('jfk.wav') }].map((src) => run('/v1/transcribe', { ...src, model_size: 'tiny', language: 'en' })));
+      assert.equal(speech[0]!.result_data!.text, speech[1]!.result_data!.text);
+      assert.equal(speech[0]!.parameters.upload_id, audioId);
+    });
+
+    it('the official openai Node SDK: every response_format, word timestamps, streaming, translations, and its typed errors', async () => {
+      const client = new OpenAI({ apiKey: s.key, baseURL: `${s.base}/v1`, maxRetries: 0 });
+      const before = await s.credits();
+      const json = await client.audio.transcriptions.create({ file: fs.createReadStream(JFK), model: 'whisper-1' });
+      assert.ok(wordErrorRate(EXPECTED['jfk.wav']!.text!, json.text) <= 0.1, json.text);
+      assert.equal(await s.credits(), before - 4, 'charged as one transcribe job');
+      const verbose = await client.audio.transcriptions.create({ file: fs.createReadStream(JFK), model: 'tiny.en', response_format: 'verbose_json', timestamp_granularities: ['word', 'segment'] });
+      assert.equal(verbose.language, 'english');
+      assert.ok(Math.abs(verbose.duration - 11) < 0.2, String(verbose.duration));
+      assert.ok(verbose.words!.length > 15, JSON.stringify(verbose.words));
+      assert.ok(verbose.words!.every((w, i, a) => w.end >= w.start && (i === 0 || w.start >= a[i - 1]!.start)));
+      for (const seg of verbose.segments!) {
+        assert.deepEqual(Object.keys(seg).sort(), ['avg_logprob', 'compression_ratio', 'end', 'id', 'no_speech_prob', 'seek', 'start', 'temperature', 'text', 'tokens']);
+        assert.ok(seg.tokens.length > 0 && seg.avg_logprob < 0 && seg.no_speech_prob >= 0 && seg.no_speech_prob <= 1, JSON.stringify(seg));
+      }
+      const text = await fetch(`${s.base}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${s.key}` }, body: form({ model: 'tiny.en', response_format: 'text' }, JFK) });
+      assert.equal(text.headers.get('content-type'), 'text/plain; charset=utf-8');
+      assert.match(await text.text(), /country/);
+      const srt = await client.audio.transcriptions.create({ file: fs.createReadStream(JFK), model: 'tiny.en', response_format: 'srt' });
+      assertMonotonic(parseSrtStrict(srt as unknown as string));
+      const vtt = await client.audio.transcriptions.create({ file: fs.createReadStream(JFK), model: 'tiny.en', response_format: 'vtt' });
+      assert.match(vtt as unknown as string, /^WEBVTT\n\n[\s\S]*-->/);
+      const stream = await client.audio.transcriptions.create({ file: fs.createReadStream(JFK), model: 'tiny.en', stream: true });
+      const events: any[] = [];
+      for await (const e of stream) events.push(e);
+      assert.ok(events.length >= 2, JSON.stringify(events));
+      assert.ok(events.slice(0, -1).every((e) => e.type === 'transcript.text.delta'));
+      assert.equal(events.at(-1).type, 'transcript.text.done');
+      assert.equal(events.slice(0, -1).map((e) => e.delta).join(''), events.at(-1).text);
+      const english = await client.audio.translations.create({ file: fs.createReadStream(FRENCH), model: 'base' });
+      assert.ok(english.text.length > 10, english.text);
+      // the extensions: a target other than English, and a URL in place of the file
+      const spanish = await client.audio.translations.create({ file: fs.createReadStream(JFK), model: 'tiny.en', language: 'es' } as any);
+      assert.match(spanish.text, /país/);
+      const byUrl = await fetch(`${s.base}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${s.key}` }, body: form({ model: 'tiny.en', url: media.url('jfk.wav') }) });
+      const byUrlBody = (await byUrl.json()) as any;
+      assert.equal(byUrl.status, 200, JSON.stringify(byUrlBody));
+      assert.match(byUrlBody.text, /country/);
+      assert.match(byUrl.headers.get('mediasvc-job-id') ?? '', /^[0-9a-f-]{36}$/);
+      const listed = await s.api('GET', `/v1/jobs/${byUrl.headers.get('mediasvc-job-id')}`);
+      assert.equal(listed.body.source_url, media.url('jfk.wav'));
+
+      await assert.rejects(new OpenAI({ apiKey: `vc_${'0'.repeat(40)}`, baseURL: `${s.base}/v1`, maxRetries: 0 }).audio.transcriptions.create({ file: fs.createReadStream(JFK), model: 'tiny.en' }), (err) => err instanceof OpenAI.AuthenticationError);
+      await assert.rejects(client.audio.transcriptions.create({ file: fs.createReadStream(JFK), model: 'tiny.en', response_format: 'xml' as any }), (err: any) => {
+        assert.ok(err instanceof OpenAI.BadRequestError, String(err));
+        assert.equal(err.param, 'response_format');
+        assert.equal(err.type, 'invalid_request_error');
+        return true;
+      });
+      await assert.rejects(client.audio.transcriptions.create({ file: fs.createReadStream(JFK), model: 'large-v3' }), (err: any) => err instanceof OpenAI.BadRequestError && /not installed here/.test(err.message));
+      const free = new OpenAI({ apiKey: freeKey, baseURL: `${s.base}/v1`, maxRetries: 0 });
+      let limited: unknown = null;
+      for (let i = 0; i < 30 && !limited; i++) {
+        await free.audio.transcriptions.create({ file: new File([], 'empty.wav'), model: 'tiny' }).catch((err: unknown) => {
+          if (err instanceof OpenAI.RateLimitError) limited = err;
+          else assert.ok(err instanceof OpenAI.APIError && err.status === 415, String(err));
+        });
+      }
+      assert.ok(limited instanceof OpenAI.RateLimitError, 'a spent minute raises RateLimitError');
+    });
+
+    it('the official openai Python SDK: formats, words, streaming, translations, and AuthenticationError, BadRequestError, RateLimitError', async () => {
+      const python = path.join(projectRoot, '.venv/bin/python');
+      const { stdout } = await execFileP(python, [path.join(projectRoot, 'test/clients/openai_audio.py'), `${s.base}/v1`, s.key, freeKey, JFK], { maxBuffer: 16 * 1024 * 1024 });
+      const out = JSON.parse(stdout);
+      assert.match(out.json, /country/);
+      assert.equal(out.verbose.language, 'english');
+      assert.ok(out.verbose.words.length > 15);
+      assert.ok(out.verbose.segments[0].tokens.length > 0);
+      assert.match(out.text, /country/);
+      assertMonotonic(parseSrtStrict(out.srt));
+      assert.match(out.vtt, /^WEBVTT/);
+      assert.equal(out.stream.at(-1).type, 'transcript.text.done');
+      assert.ok(out.stream.slice(0, -1).every((e: any) => e.type === 'transcript.text.delta'));
+      assert.match(out.translation, /country/i);
+      assert.equal(out.bad_key?.type, 'AuthenticationError', JSON.stringify(out.bad_key));
+      assert.equal(out.bad_format?.type, 'BadRequestError', JSON.stringify(out.bad_format));
+      assert.equal(out.bad_format.body.param, 'response_format');
+      assert.equal(out.rate_limited?.type, 'RateLimitError', JSON.stringify(out.rate_limited));
+    });
+  });
 });
+
+function form(fields: Record<string, string>, file?: string): FormData {
+  const f = new FormData();
+  for (const [k, v] of Object.entries(fields)) f.append(k, v);
+  if (file) f.append('file', new Blob([fs.readFileSync(file)]), path.basename(file));
+  return f;
+}

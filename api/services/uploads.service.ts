@@ -85,10 +85,11 @@ function dispositionFilename(header: string | undefined): string | null {
  * collected, other files discarded) or, for any other content type, the raw body. More than
  * `maxBytes` of file stops the read with a 413 (the client is told to close the connection).
  */
-export async function receiveBody(req: IncomingMessage, opts: { partPath: string; maxBytes: number; limitSetBy: string; fileField: string }): Promise<ReceivedBody> {
+export async function receiveBody(req: IncomingMessage, opts: { partPath: string; maxBytes: number; limitSetBy: string; fileField: string; formOnly?: boolean }): Promise<ReceivedBody> {
   const declared = Number(req.headers['content-length'] ?? NaN);
   const type = req.headers['content-type'] ?? '';
   const multipart = /^multipart\/form-data/i.test(type);
+  if (!multipart && opts.formOnly) throw new DomainError('unsupported_media_type', `Send the request as multipart/form-data (it is ${type || 'without a Content-Type'})`);
   // a form's boundaries and fields add a little to the file: the declared length is trusted only past that
   if (Number.isFinite(declared) && declared > opts.maxBytes + (multipart ? 1024 * 1024 : 0)) throw tooLarge(opts.maxBytes, opts.limitSetBy);
   await fsp.mkdir(path.dirname(opts.partPath), { recursive: true });
@@ -178,19 +179,32 @@ export function presentUpload(u: Upload): UploadResource {
   return { upload_id: u.id, filename: u.filename, size: u.size, content_type: u.contentType, created_at: u.createdAt.toISOString(), expires_at: u.expiresAt.toISOString() };
 }
 
+/** A new upload of the account from the request body (multipart field `file`, or the raw body). */
+export async function createUpload(em: EntityManager, deps: Pick<ApiDeps, 'config' | 'storage'>, account: Account, req: IncomingMessage): Promise<UploadResource> {
+  const { upload } = await receiveUpload(em, deps, account, req, { fileField: 'file' });
+  if (!upload) throw DomainError.invalidField('file', 'is required: send the media as a multipart/form-data field named "file", or as the raw request body with its Content-Type');
+  return upload;
+}
+
 /**
- * Streams the request body to storage as a new upload of the account: its size within the plan's
- * limit, its content audio or video. Answers with the stored upload and the form's other fields.
+ * Streams the request body to storage as a new upload of the account (its size within the plan's
+ * limit, its content audio or video) and answers with the form's other fields; a form with no file
+ * part gives no upload.
  */
-export async function createUpload(em: EntityManager, deps: Pick<ApiDeps, 'config' | 'storage'>, account: Account, req: IncomingMessage, fileField = 'file'): Promise<{ upload: UploadResource; fields: Record<string, string[]> }> {
+export async function receiveUpload(
+  em: EntityManager,
+  deps: Pick<ApiDeps, 'config' | 'storage'>,
+  account: Account,
+  req: IncomingMessage,
+  opts: { fileField: string; formOnly?: boolean },
+): Promise<{ upload: UploadResource | null; fields: Record<string, string[]> }> {
+  const fileField = opts.fileField;
   const limits = sourceLimits(account.plan, deps.config);
   const id = newUploadId();
   const finalPath = deps.storage.uploadPath(id);
   const partPath = `${finalPath}.part`;
-  const body = await receiveBody(req, { partPath, maxBytes: limits.maxBytes, limitSetBy: limits.bytesSetBy, fileField });
-  if (!body.file) {
-    throw DomainError.invalidField(fileField, `is required: send the media as a multipart/form-data field named "${fileField}", or as the raw request body with its Content-Type`);
-  }
+  const body = await receiveBody(req, { partPath, maxBytes: limits.maxBytes, limitSetBy: limits.bytesSetBy, fileField, formOnly: opts.formOnly });
+  if (!body.file) return { upload: null, fields: body.fields };
   try {
     const contentType = await checkMedia(deps, partPath);
     await fsp.rename(partPath, finalPath);

@@ -20,6 +20,18 @@ export interface WhisperSegment {
   end: number;
   text: string;
   words?: WhisperWord[];
+  /** The decoder's figures for the segment (faster-whisper's Segment fields). */
+  decoding?: SegmentDecoding;
+}
+
+export interface SegmentDecoding {
+  id: number;
+  seek: number;
+  tokens: number[];
+  temperature: number;
+  avg_logprob: number;
+  compression_ratio: number;
+  no_speech_prob: number;
 }
 
 export interface LanguageCandidate {
@@ -294,3 +306,6 @@ export class WhisperError extends Error {
 export function runnerPath(): string {
   return path.join(projectRoot, 'engines', 'speech', 'whisper_runner.py');
 }
+
+/** Name of the per-segment decoder figures written beside a speech job's output. */
+export const DECODING_FILE = 'decoding.json';

@@ -81,6 +81,11 @@ def main(req):
         total = float(info.duration) or 1.0
         for seg in segments:  # a generator: decoding happens while we iterate
             item = {"start": round(seg.start, 3), "end": round(seg.end, 3), "text": seg.text.strip()}
+            # the decoder's own figures for the segment (OpenAI's verbose_json carries them)
+            item["decoding"] = {
+                "id": seg.id, "seek": seg.seek, "tokens": list(seg.tokens), "temperature": seg.temperature,
+                "avg_logprob": seg.avg_logprob, "compression_ratio": seg.compression_ratio, "no_speech_prob": seg.no_speech_prob,
+            }
             if seg.words is not None and words and task == "transcribe":
                 item["words"] = [
                     {"word": w.word.strip(), "start": round(w.start, 3), "end": round(w.end, 3), "probability": round(w.probability, 4)}

@@ -1,0 +1,228 @@
+// POST /v1/audio/transcriptions and /v1/audio/translations, as OpenAI's API defines them, so its SDKs
+// work with base_url pointed here. Each call is a transcribe or translate job (charged, listed,
+// durable); the request waits on it and answers in OpenAI's shapes. Errors are OpenAI-shaped
+// (api/error.middleware.ts).
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { Job } from '../../db/job.entity';
+import { findAccountJob } from '../../db/jobs.repository';
+import { DECODING_FILE, type SegmentDecoding } from '../../engines/speech/whisper.engine';
+import { DomainError } from '../../lib/errors';
+import { LanguageCode } from '../../lib/operations/fields';
+import { MODEL_SIZES, type ModelSize } from '../../lib/operations/transcribe';
+import { requireAuth } from '../auth.middleware';
+import type { ApiContext, ApiDeps, ApiState } from '../context';
+import { accountOf } from '../context';
+import { openAiError } from '../error.middleware';
+import { json, registry } from '../openapi';
+import { createJob } from '../services/jobs.service';
+import { receiveUpload } from '../services/uploads.service';
+import { parseInput } from '../validation';
+
+const RESPONSE_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt'] as const;
+/** The header (and body field of a 202) naming the job behind a call. */
+export const JOB_ID_HEADER = 'Mediasvc-Job-Id';
+
+const single = (what: string) => z.string({ error: `${what}` });
+const AudioForm = z.object({
+  model: single('is required: whisper-1, or an installed size (tiny, tiny.en, base, small, medium)').min(1, 'is required'),
+  language: LanguageCode.optional(),
+  prompt: z.string().max(10_000).optional(),
+  response_format: z.enum(RESPONSE_FORMATS, { error: `must be one of ${RESPONSE_FORMATS.join(', ')}` }).default('json'),
+  temperature: z.coerce.number({ error: 'must be a number from 0 to 1' }).min(0, 'must be from 0 to 1').max(1, 'must be from 0 to 1').optional(),
+  timestamp_granularities: z.array(z.enum(['word', 'segment'], { error: 'must be word or segment' })).default([]),
+  stream: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false'),
+  url: z.string().optional(),
+});
+type AudioRequest = z.output<typeof AudioForm>;
+
+const TranscriptionSchema = z.object({ text: z.string() }).meta({ id: 'OpenAITranscription' });
+const VerboseSchema = z
+  .object({
+    task: z.enum(['transcribe', 'translate']),
+    language: z.string().meta({ description: 'The language\'s English name, lower case (OpenAI\'s form)' }),
+    duration: z.number(),
+    text: z.string(),
+    segments: z.array(z.object({ id: z.number().int(), seek: z.number().int(), start: z.number(), end: z.number(), text: z.string(), tokens: z.array(z.number().int()), temperature: z.number(), avg_logprob: z.number(), compression_ratio: z.number(), no_speech_prob: z.number() })).optional(),
+    words: z.array(z.object({ word: z.string(), start: z.number(), end: z.number() })).optional(),
+  })
+  .meta({ id: 'OpenAIVerboseTranscription' });
+const FormSchema = z.object({
+  file: z.string().meta({ format: 'binary', description: 'The audio or video file (or give url)' }).optional(),
+  url: z.string().optional().meta({ description: 'Extension: a source URL (any the service accepts) in place of file' }),
+  model: z.string().meta({ description: 'whisper-1 (the best installed model) or an installed size: tiny, tiny.en, base, small, medium' }),
+  language: z.string().optional().meta({ description: 'Transcriptions: the spoken language (ISO 639-1). Translations (extension): the target language, default en' }),
+  prompt: z.string().optional().meta({ description: 'Accepted for compatibility; not used' }),
+  response_format: z.enum(RESPONSE_FORMATS).optional(),
+  temperature: z.number().optional().meta({ description: 'Accepted for compatibility; decoding uses its own temperature fallback' }),
+  'timestamp_granularities[]': z.array(z.enum(['word', 'segment'])).optional().meta({ description: 'verbose_json: word and/or segment (the default)' }),
+  stream: z.boolean().optional().meta({ description: 'Transcriptions: text/event-stream of transcript.text.delta events, then transcript.text.done' }),
+});
+
+for (const [route, task] of [['/v1/audio/transcriptions', 'transcription'], ['/v1/audio/translations', 'translation']] as const) {
+  registry.registerPath({
+    method: 'post',
+    path: route,
+    operationId: task === 'transcription' ? 'createOpenAITranscription' : 'createOpenAITranslation',
+    summary: `OpenAI-compatible ${task} (a ${task === 'transcription' ? 'transcribe' : 'translate'} job, charged as one; the call waits for it)`,
+    description:
+      `OpenAI's request and response shapes and its error shape ({"error": {...}}). Extensions: \`url\` in place of \`file\`${task === 'translation' ? '; `language` names the target (default en)' : ''}. ` +
+      `A job still running after OPENAI_WAIT_SECONDS (default 300) is answered 202 with its id in the ${JOB_ID_HEADER} header and the body; poll GET /v1/jobs/{job_id}.`,
+    request: { body: { required: true, content: { 'multipart/form-data': { schema: FormSchema } } } },
+    responses: {
+      200: {
+        description: 'json: {text}; verbose_json; text, srt and vtt as text/plain, application/x-subrip and text/vtt',
+        content: { 'application/json': { schema: z.union([TranscriptionSchema, VerboseSchema]) }, 'text/plain': { schema: z.string() }, 'application/x-subrip': { schema: z.string() }, 'text/vtt': { schema: z.string() } },
+      },
+      202: { description: 'The job is still running: poll it', ...json(z.object({ job_id: z.string(), status: z.string(), detail: z.string() })) },
+      400: { description: 'Invalid parameter, or the job failed (OpenAI error shape)' },
+      401: { description: 'Missing or invalid API key' },
+      413: { description: 'File over the plan\'s limit' },
+      415: { description: 'Not audio or video' },
+      429: { description: 'Rate limit exceeded' },
+    },
+  });
+}
+
+/** The form's fields as one value each (arrays for `timestamp_granularities[]`). */
+function formValues(fields: Record<string, string[]>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, values] of Object.entries(fields)) {
+    const key = name.replace(/\[\]$/, '');
+    if (key === 'timestamp_granularities') out[key] = [...((out[key] as string[] | undefined) ?? []), ...values];
+    else if (key in AudioForm.shape) out[key] = values[values.length - 1];
+  }
+  return out;
+}
+
+/** OpenAI's model names → an installed size: whisper-1 is the largest installed. */
+function modelSize(deps: ApiDeps, model: string): ModelSize {
+  const served = deps.speech.registry.servedSizes();
+  if (model === 'whisper-1') {
+    const best = served[served.length - 1];
+    if (!best) throw DomainError.invalidField('model', 'cannot be served: no speech model is installed on this server');
+    return best;
+  }
+  const size = model.replace(/\.en$/, '') as ModelSize;
+  if (!(MODEL_SIZES as readonly string[]).includes(size) || !served.includes(size)) {
+    throw DomainError.invalidField('model', `"${model}" is not installed here; use whisper-1 or an installed size: ${deps.speech.registry.describeInstalled()}`);
+  }
+  return size;
+}
+
+/** Waits for the job to end, polling its row; null when the wait is over first or the client has gone. */
+async function waitForEnd(ctx: ApiContext, jobId: string, seconds: number): Promise<Job | null> {
+  const deadline = Date.now() + seconds * 1000;
+  let gone = false;
+  ctx.req.once('close', () => (gone = !ctx.res.writableEnded && ctx.req.destroyed));
+  const em = ctx.state.em.fork();
+  for (let delay = 100; Date.now() < deadline && !gone; delay = Math.min(delay * 1.5, 1000)) {
+    const job = await findAccountJob(em, accountOf(ctx).id, jobId);
+    if (job && (job.status === 'completed' || job.status === 'failed')) return job;
+    em.clear();
+    await new Promise((r) => setTimeout(r, delay));
+  }
+  return null;
+}
+
+interface TranscriptFile {
+  segments: { start: number; end: number; text: string; original?: string; words?: { word: string; start: number; end: number }[] }[];
+}
+
+const languageNames = new Intl.DisplayNames(['en'], { type: 'language' });
+const languageName = (code: string) => (languageNames.of(code) ?? code).toLowerCase();
+
+/** The body of a completed job in the requested response format. */
+async function rendered(deps: ApiDeps, job: Job, req: AudioRequest, task: 'transcribe' | 'translate'): Promise<{ type: string; body: string | object }> {
+  const file = deps.storage.filePath(job.outputFile ?? '');
+  const data = job.resultData ?? {};
+  const text = String(task === 'transcribe' ? data.text : data.translated_text);
+  switch (req.response_format) {
+    case 'json':
+      return { type: 'application/json', body: { text } };
+    case 'text':
+      return { type: 'text/plain; charset=utf-8', body: `${text}\n` };
+    case 'srt':
+      return { type: 'application/x-subrip; charset=utf-8', body: await fs.readFile(file, 'utf8') };
+    case 'vtt':
+      return { type: 'text/vtt; charset=utf-8', body: await fs.readFile(file, 'utf8') };
+    case 'verbose_json': {
+      const transcript = JSON.parse(await fs.readFile(file, 'utf8')) as TranscriptFile;
+      const decoding = await fs
+        .readFile(path.join(path.dirname(file), DECODING_FILE), 'utf8')
+        .then((s) => (JSON.parse(s) as { segments: (SegmentDecoding | null)[] }).segments)
+        .catch(() => [] as (SegmentDecoding | null)[]);
+      const granularities = req.timestamp_granularities.length ? req.timestamp_granularities : ['segment'];
+      const language = task === 'transcribe' ? String(data.language) : String(data.target_language);
+      const body: Record<string, unknown> = { task, language: languageName(language), duration: Number(data.duration ?? 0), text };
+      if (granularities.includes('segment')) {
+        body.segments = transcript.segments.map((s, i) => {
+          const d = decoding[i];
+          return { id: d?.id ?? i, seek: d?.seek ?? 0, start: s.start, end: s.end, text: s.text, tokens: d?.tokens ?? [], temperature: d?.temperature ?? 0, avg_logprob: d?.avg_logprob ?? 0, compression_ratio: d?.compression_ratio ?? 0, no_speech_prob: d?.no_speech_prob ?? 0 };
+        });
+      }
+      if (granularities.includes('word')) body.words = transcript.segments.flatMap((s) => (s.words ?? []).map((w) => ({ word: w.word, start: w.start, end: w.end })));
+      return { type: 'application/json', body };
+    }
+  }
+}
+
+/** A transcription as Server-Sent Events: one delta per segment, then the whole text. */
+async function streamEvents(ctx: ApiContext, deps: ApiDeps, job: Job): Promise<void> {
+  const text = String(job.resultData?.text ?? '');
+  const transcript = JSON.parse(await fs.readFile(deps.storage.filePath(job.outputFile ?? ''), 'utf8')) as TranscriptFile;
+  const deltas = transcript.segments.map((s, i) => ({ type: 'transcript.text.delta', delta: i === 0 ? s.text : ` ${s.text}` }));
+  ctx.status = 200;
+  ctx.type = 'text/event-stream';
+  ctx.set('Cache-Control', 'no-cache');
+  ctx.body = [...deltas, { type: 'transcript.text.done', text }].map((e) => `data: ${JSON.stringify(e)}\n\n`).join('');
+}
+
+export function openAiAudioRoutes(deps: ApiDeps): Router<ApiState> {
+  const router = new Router<ApiState>();
+  router.use(['/v1/audio/transcriptions', '/v1/audio/translations'], requireAuth());
+  for (const [route, task] of [['/v1/audio/transcriptions', 'transcribe'], ['/v1/audio/translations', 'translate']] as const) {
+    router.post(route, async (ctx) => {
+      const account = accountOf(ctx);
+      const { upload, fields } = await receiveUpload(ctx.state.em, deps, account, ctx.req, { fileField: 'file', formOnly: true }).catch((err: unknown) => {
+        if (!ctx.req.complete) ctx.set('Connection', 'close');
+        throw err;
+      });
+      const req = parseInput(AudioForm, formValues(fields));
+      if (!upload && !req.url) throw DomainError.invalidField('file', 'is required (or url: a source URL, an extension of this service)');
+      if (upload && req.url) throw DomainError.invalidField('url', 'and file name two sources: give one of them');
+      if (req.stream === 'true' && task === 'translate') throw DomainError.invalidField('stream', 'is supported on transcriptions only');
+      const source = upload ? { upload_id: upload.upload_id } : { url: req.url };
+      const outputFormat = req.response_format === 'srt' || req.response_format === 'vtt' ? req.response_format : 'json';
+      const words = req.response_format === 'verbose_json' && req.timestamp_granularities.includes('word');
+      // an English-only model (tiny.en…) names the spoken language
+      const spoken = req.model.endsWith('.en') ? 'en' : null;
+      const body =
+        task === 'transcribe'
+          ? { ...source, language: req.language ?? spoken, output_format: outputFormat, word_timestamps: words, model_size: modelSize(deps, req.model) }
+          : { ...source, source_language: spoken, target_language: req.language ?? 'en', output_format: outputFormat, model_size: modelSize(deps, req.model) };
+      const created = await createJob(ctx.state.em, deps, account, task, body);
+      ctx.set(JOB_ID_HEADER, created.job_id);
+      const job = await waitForEnd(ctx, created.job_id, deps.config.openaiWaitSeconds);
+      if (!job) {
+        ctx.status = 202;
+        ctx.set('Location', `/v1/jobs/${created.job_id}`);
+        ctx.body = { job_id: created.job_id, status: 'processing', detail: `The job is still running after ${deps.config.openaiWaitSeconds} s; poll GET /v1/jobs/${created.job_id}` };
+        return;
+      }
+      if (job.status === 'failed') {
+        const internal = /internal error/.test(job.errorMessage ?? '');
+        ctx.status = internal ? 500 : 400;
+        ctx.body = openAiError(ctx.status, job.errorMessage ?? 'The job failed', null, 'job_failed');
+        return;
+      }
+      if (req.stream === 'true') return streamEvents(ctx, deps, job);
+      const out = await rendered(deps, job, req, task);
+      ctx.type = out.type;
+      ctx.body = out.body;
+    });
+  }
+  return router;
+}
