@@ -24,7 +24,23 @@ export function progressReporter(range: [number, number]): (fraction: number) =>
     const progress = Math.round(range[0] + (range[1] - range[0]) * Math.max(0, Math.min(1, fraction)));
     if (progress === last) return;
     last = progress;
-    lastProgress.set(ctx, { progress });
+    lastProgress.set(ctx, { ...lastProgress.get(ctx), progress });
+    beat(ctx);
+  };
+}
+
+/** How many of the latest recognised segments a heartbeat carries (a reader polling each second misses none). */
+const RECENT_SEGMENTS = 32;
+
+/** Adds a recognised segment's text to what this activity's heartbeats carry. */
+export function segmentReporter(): (text: string) => void {
+  const ctx = Context.current();
+  let count = 0;
+  let recent: string[] = [];
+  return (text) => {
+    count++;
+    recent = [...recent, text].slice(-RECENT_SEGMENTS);
+    lastProgress.set(ctx, { progress: lastProgress.get(ctx)?.progress ?? 0, recognised: { count, recent } });
     beat(ctx);
   };
 }

@@ -12,7 +12,7 @@ import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
 import type { SpeechOutputFormat, TranscribeParams, TranslateParams } from '../lib/operations';
-import { alive, keepAlive, progressReporter } from './heartbeat';
+import { alive, keepAlive, progressReporter, segmentReporter } from './heartbeat';
 import { probeDownloaded } from './media-probe';
 
 export interface SpeechDeps {
@@ -108,6 +108,7 @@ export function createSpeechActivities(deps: SpeechDeps) {
         output: path.join(path.dirname(wav), 'whisper.json'),
         signal: Context.current().cancellationSignal,
         onProgress: opts.report,
+        onSegment: segmentReporter(),
       });
     } catch (err) {
       if (err instanceof WhisperError && err.runnerMessage && /Invalid data|could not decode|EOF|InvalidDataError/i.test(err.runnerMessage)) {

@@ -34,6 +34,8 @@ export interface SourceSummary {
 /** Heartbeat details of long activities: overall job progress, 0..100. */
 export interface ProgressDetails {
   progress: number;
+  /** Speech recognition so far: how many segments, and the texts of the latest (live transcription streams). */
+  recognised?: { count: number; recent: string[] };
 }
 
 /** The error_message of a job whose workflow was cancelled, by the client or an operator (decisions.md). */

@@ -2,6 +2,7 @@
 // serve`: sign-in, keys, jobs and their outputs, webhooks, CSRF, session expiry, account isolation.
 // Every page is screenshotted at desktop and phone width into .test-tmp/screenshots/.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -245,6 +246,37 @@ describe('dashboard end to end: a real browser against bin/mediasvc serve', func
     await page.goto(url('/dashboard/credits'));
     assert.ok((await page.content()).includes(jobId.slice(0, 8)), 'the charge is in the ledger');
     await shoot('credits');
+  });
+
+  it('starts a preview from a file chosen on the computer: it becomes an upload, kept when the form comes back with an error', async function () {
+    this.timeout(300_000);
+    const file = path.join(s.dataDir, 'from-my-laptop.mp4');
+    execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25', '-t', '3', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', file]);
+    await page.goto(url('/dashboard/jobs/new/preview'));
+    await page.getByLabel(/^File/).setInputFiles(file);
+    await page.getByLabel(/^Preview type/).selectOption('thumbnail');
+    await page.getByLabel(/^Width/).fill('5');
+    await page.getByRole('button', { name: /Start preview job/ }).click();
+    assert.match((await page.locator('.field-invalid .error-text').first().textContent()) ?? '', /at least 16/);
+    const kept = await page.locator('input[type=hidden][name=upload_id]').inputValue();
+    assert.match(kept, /^upl_[A-Za-z0-9]{24}$/, 'the file sent with the first try is kept');
+    await page.getByLabel(/^Width/).fill('200');
+    await page.getByRole('button', { name: /Start preview job/ }).click();
+    await page.waitForURL(/\/dashboard\/jobs\/[0-9a-f-]{36}$/);
+    const jobId = page.url().split('/').pop()!;
+    const img = page.getByTestId('job-output-image');
+    await img.waitFor({ timeout: 180_000 });
+    assert.equal(await img.evaluate(async (el) => {
+      const m = el as unknown as MediaElement;
+      await m.decode();
+      return m.naturalWidth;
+    }), 200);
+    const rest = await asAccount(s.key, 'GET', `/v1/jobs/${jobId}`);
+    assert.equal(rest.body.parameters.upload_id, kept);
+    assert.equal(rest.body.source_url, `upload:${kept}`);
+    const upload = await asAccount(s.key, 'GET', `/v1/uploads/${kept}`);
+    assert.equal(upload.body.filename, 'from-my-laptop.mp4');
+    assert.equal(upload.body.size, fs.statSync(file).size);
   });
 
   it('renders each kind of output: GIF and mosaic images, a playable clip, a transcript with timestamps, a translation beside its original, the comments tree, hashes', async function () {

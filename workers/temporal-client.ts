@@ -71,18 +71,18 @@ export function taskQueueBacklog(client: Client): () => Promise<{ queue: string;
 
 /** How long a job's live progress read from Temporal is reused. */
 const PROGRESS_TTL_MS = 1_000;
-const progressCache = new Map<string, { at: number; value: Promise<number | null> }>();
+const progressCache = new Map<string, { at: number; value: Promise<ProgressDetails | null> }>();
 
 /** The highest progress heartbeated by the job's running activities, or null. */
-async function describeProgress(client: Client, jobId: string): Promise<number | null> {
+async function describeProgress(client: Client, jobId: string): Promise<ProgressDetails | null> {
   try {
     const desc = await client.workflow.getHandle(jobWorkflowId(jobId)).describe();
-    let best: number | null = null;
+    let best: ProgressDetails | null = null;
     for (const act of desc.raw.pendingActivities ?? []) {
       const payload = act.heartbeatDetails?.payloads?.[0];
       if (!payload) continue;
       const details = defaultPayloadConverter.fromPayload<ProgressDetails | undefined>(payload);
-      if (typeof details?.progress === 'number') best = Math.max(best ?? 0, details.progress);
+      if (typeof details?.progress === 'number' && details.progress >= (best?.progress ?? 0)) best = details;
     }
     return best;
   } catch {
@@ -151,7 +151,11 @@ export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSe
       await client.connection.workflowService.getSystemInfo({});
     },
 
-    jobProgress(jobId) {
+    async jobProgress(jobId) {
+      return (await orchestrator.jobDetails(jobId))?.progress ?? null;
+    },
+
+    jobDetails(jobId) {
       // one describe() per job per PROGRESS_TTL_MS however many clients poll it (heartbeats are throttled to ~1 s anyway)
       const now = Date.now();
       const hit = progressCache.get(jobId);

@@ -10,6 +10,7 @@ import type Koa from 'koa';
 import { projectRoot } from '../../lib/config';
 import { DomainError, type ErrorKind } from '../../lib/errors';
 import type { ApiDeps, ApiState } from '../context';
+import { deleteUpload, receiveUpload } from '../services/uploads.service';
 import { STATUS_OF } from '../error.middleware';
 import { accountRoutes } from './account.routes';
 import { authRoutes } from './auth.routes';
@@ -127,6 +128,30 @@ function assetRoutes(): Router<DashboardState> {
   return router;
 }
 
+const JOB_FORM = /^\/dashboard\/jobs\/new\/[a-z]+$/;
+
+/**
+ * A job form sent with a file (multipart): the file becomes an upload of the signed-in account and
+ * its id the form's `upload_id`; the other fields are the form body. Without a session nothing is
+ * read (the CSRF check refuses it), and an upload whose form then fails that check is deleted.
+ */
+function jobFormUploads(deps: ApiDeps): DashboardMiddleware {
+  return async (ctx, next) => {
+    const account = ctx.state.account;
+    if (ctx.method !== 'POST' || !JOB_FORM.test(ctx.path) || !ctx.is('multipart/form-data') || !account || !ctx.state.session) return next();
+    const { upload, fields } = await receiveUpload(ctx.state.em, deps, account, ctx.req, { fileField: 'file', formOnly: true });
+    const body: Record<string, unknown> = Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.length === 1 ? v[0] : v]));
+    if (upload) body.upload_id = upload.upload_id;
+    (ctx.request as { body?: unknown }).body = body;
+    try {
+      await next();
+    } catch (err) {
+      if (upload && err instanceof DomainError && err.kind === 'forbidden') await deleteUpload(ctx.state.em, deps, upload.upload_id);
+      throw err;
+    }
+  };
+}
+
 /** The dashboard as one middleware: handles /dashboard and everything under it, passes the rest on. */
 export function dashboard(deps: ApiDeps, log: (msg: string, err: unknown) => void): Koa.Middleware<ApiState> {
   const open = new Router<DashboardState>();
@@ -140,6 +165,7 @@ export function dashboard(deps: ApiDeps, log: (msg: string, err: unknown) => voi
     htmlErrors(log),
     bodyParser({ enableTypes: ['form'], formLimit: '256kb', encoding: 'utf-8' }) as unknown as DashboardMiddleware,
     loadSession(),
+    jobFormUploads(deps),
     requireCsrf(),
     open.routes() as unknown as DashboardMiddleware,
     signedIn.routes() as unknown as DashboardMiddleware,

@@ -27,7 +27,7 @@ type JsonSchema = {
   $defs?: Record<string, JsonSchema>;
 };
 
-export type FieldKind = 'text' | 'url' | 'time' | 'number' | 'integer' | 'select' | 'checkbox' | 'checkboxes';
+export type FieldKind = 'text' | 'url' | 'file' | 'time' | 'number' | 'integer' | 'select' | 'checkbox' | 'checkboxes';
 
 export interface FormField {
   /** The request field's name. */
@@ -99,9 +99,8 @@ function toField(name: string, raw: JsonSchema, required: boolean, root: JsonSch
 
 function fieldsOf(schema: JsonSchema, root: JsonSchema, prefix: string, skip: string[] = []): FormField[] {
   return Object.entries(schema.properties ?? {})
-    // the forms take a URL: url or upload_id is required, and uploads are an API call of their own
-    .filter(([name]) => !skip.includes(name) && name !== 'upload_id')
-    .map(([name, prop]) => toField(name, prop, name === 'url' || (schema.required?.includes(name) ?? false), root, prefix))
+    .filter(([name]) => !skip.includes(name))
+    .map(([name, prop]) => (name === 'upload_id' && prop.type === 'string' ? FILE_FIELD : toField(name, prop, schema.required?.includes(name) ?? false, root, prefix)))
     .filter((f): f is FormField => f !== null);
 }
 
@@ -113,11 +112,18 @@ function discriminatorOf(members: JsonSchema[]): string | null {
 
 const sameField = (a: FormField, b: FormField) => JSON.stringify({ ...a, control: '' }) === JSON.stringify({ ...b, control: '' });
 
-/** Required first, the job's own webhook_url last. */
+/**
+ * `upload_id` on a form: a file from the person's computer, stored as an upload when the form is
+ * posted (dashboard.ts), in place of the URL.
+ */
+const FILE_FIELD: FormField = { name: 'upload_id', control: 'file', kind: 'file', required: false, nullable: false, description: 'Or a file from your computer instead of a URL: audio or video, within your plan\'s size limit' };
+
+/** The source (url, or a file) and the required fields first, the job's own webhook_url last. */
 function ordered(fields: FormField[]): { leading: FormField[]; trailing: FormField[] } {
-  const rank = (f: FormField) => (f.name === 'webhook_url' ? 2 : f.required ? 0 : 1);
+  const leads = (f: FormField) => f.required || f.name === 'url' || f.name === 'upload_id';
+  const rank = (f: FormField) => (f.name === 'webhook_url' ? 3 : f.name === 'url' ? 0 : f.name === 'upload_id' ? 1 : leads(f) ? 2 : 3);
   const sorted = [...fields].sort((a, b) => rank(a) - rank(b));
-  return { leading: sorted.filter((f) => f.required), trailing: sorted.filter((f) => !f.required) };
+  return { leading: sorted.filter(leads), trailing: sorted.filter((f) => !leads(f)) };
 }
 
 export function variantControl(variant: string, name: string): string {
@@ -175,6 +181,9 @@ function valueOf(field: FormField, posted: PostedForm): unknown {
     case 'checkbox':
       // a hidden "false" precedes the checkbox, so the last value is the state
       return lastString(raw) === 'true';
+    case 'file':
+      // the posted file became an upload before the route ran (or the form kept an earlier one)
+      return lastString(posted.upload_id) || undefined;
     case 'checkboxes': {
       const list = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((x): x is string => typeof x === 'string' && x !== '');
       return list.length ? list : undefined;

@@ -4,6 +4,7 @@
 // (api/error.middleware.ts).
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { Job } from '../../db/job.entity';
@@ -169,15 +170,52 @@ async function rendered(deps: ApiDeps, job: Job, req: AudioRequest, task: 'trans
   }
 }
 
-/** A transcription as Server-Sent Events: one delta per segment, then the whole text. */
-async function streamEvents(ctx: ApiContext, deps: ApiDeps, job: Job): Promise<void> {
-  const text = String(job.resultData?.text ?? '');
-  const transcript = JSON.parse(await fs.readFile(deps.storage.filePath(job.outputFile ?? ''), 'utf8')) as TranscriptFile;
-  const deltas = transcript.segments.map((s, i) => ({ type: 'transcript.text.delta', delta: i === 0 ? s.text : ` ${s.text}` }));
+/**
+ * A transcription as Server-Sent Events, while it runs: a `transcript.text.delta` per segment as
+ * Whisper recognises it (the speech step's heartbeats carry the latest segments), then
+ * `transcript.text.done` with the whole text. Segments a poll missed are sent from the output file.
+ */
+function streamTranscription(ctx: ApiContext, deps: ApiDeps, jobId: string): void {
+  const out = new PassThrough();
   ctx.status = 200;
   ctx.type = 'text/event-stream';
   ctx.set('Cache-Control', 'no-cache');
-  ctx.body = [...deltas, { type: 'transcript.text.done', text }].map((e) => `data: ${JSON.stringify(e)}\n\n`).join('');
+  ctx.set('X-Accel-Buffering', 'no');
+  ctx.body = out;
+  let open = true;
+  ctx.req.once('close', () => (open = false));
+  out.once('close', () => (open = false));
+  const send = (event: object) => out.write(`data: ${JSON.stringify(event)}\n\n`);
+  let sent = 0;
+  const delta = (text: string) => send({ type: 'transcript.text.delta', delta: sent++ === 0 ? text : ` ${text}` });
+  const account = accountOf(ctx);
+  const em = ctx.state.em.fork();
+  const run = async () => {
+    out.write(`: job ${jobId}\n\n`);
+    const deadline = Date.now() + deps.config.openaiWaitSeconds * 1000;
+    while (open) {
+      em.clear();
+      const job = await findAccountJob(em, account.id, jobId);
+      if (job?.status === 'completed') {
+        const transcript = JSON.parse(await fs.readFile(deps.storage.filePath(job.outputFile ?? ''), 'utf8')) as TranscriptFile;
+        for (const seg of transcript.segments.slice(sent)) delta(seg.text);
+        send({ type: 'transcript.text.done', text: String(job.resultData?.text ?? '') });
+        break;
+      }
+      if (job?.status === 'failed' || Date.now() > deadline) {
+        const message = job?.status === 'failed' ? (job.errorMessage ?? 'The job failed') : `The job is still running after ${deps.config.openaiWaitSeconds} s; poll GET /v1/jobs/${jobId}`;
+        send(openAiError(400, message, null, job?.status === 'failed' ? 'job_failed' : 'still_running'));
+        break;
+      }
+      const live = job?.status === 'processing' ? (await deps.orchestrator.jobDetails(jobId))?.recognised : undefined;
+      // the heartbeat holds the latest segments: send those past what was sent, in order
+      if (live && live.count > sent && live.count - sent <= live.recent.length) for (const text of live.recent.slice(live.recent.length - (live.count - sent))) delta(text);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  };
+  run()
+    .catch((err: unknown) => send(openAiError(500, 'The transcription could not be streamed; read the job with GET /v1/jobs/' + jobId, null, String(err instanceof Error ? err.name : 'error'))))
+    .finally(() => out.end());
 }
 
 export function openAiAudioRoutes(deps: ApiDeps): Router<ApiState> {
@@ -205,6 +243,7 @@ export function openAiAudioRoutes(deps: ApiDeps): Router<ApiState> {
           : { ...source, source_language: spoken, target_language: req.language ?? 'en', output_format: outputFormat, model_size: modelSize(deps, req.model) };
       const created = await createJob(ctx.state.em, deps, account, task, body);
       ctx.set(JOB_ID_HEADER, created.job_id);
+      if (req.stream === 'true') return streamTranscription(ctx, deps, created.job_id);
       const job = await waitForEnd(ctx, created.job_id, deps.config.openaiWaitSeconds);
       if (!job) {
         ctx.status = 202;
@@ -218,7 +257,6 @@ export function openAiAudioRoutes(deps: ApiDeps): Router<ApiState> {
         ctx.body = openAiError(ctx.status, job.errorMessage ?? 'The job failed', null, 'job_failed');
         return;
       }
-      if (req.stream === 'true') return streamEvents(ctx, deps, job);
       const out = await rendered(deps, job, req, task);
       ctx.type = out.type;
       ctx.body = out.body;

@@ -1,4 +1,4 @@
-import type { MediaJobInput } from '../../lib/jobs';
+import type { MediaJobInput, ProgressDetails } from '../../lib/jobs';
 import type { PlanName } from '../../lib/plans';
 import type { VideoInfo } from '../../lib/video-info';
 
@@ -31,6 +31,8 @@ export interface Orchestrator {
   checkReachable(): Promise<void>;
   /** Live progress (0..100) from the running activity's heartbeat, or null when unknown. */
   jobProgress(jobId: string): Promise<number | null>;
+  /** What the running activity's heartbeat says: progress, and for speech the segments recognised so far. */
+  jobDetails(jobId: string): Promise<ProgressDetails | null>;
 }
 
 export { jobWorkflowId } from '../../lib/jobs';

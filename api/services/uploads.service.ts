@@ -228,6 +228,12 @@ export async function receiveUpload(
   }
 }
 
+/** Removes an upload: its row and its bytes. */
+export async function deleteUpload(em: EntityManager, deps: Pick<ApiDeps, 'storage'>, uploadId: string): Promise<void> {
+  await em.nativeDelete(Upload, { id: uploadId });
+  await deps.storage.removeUpload(uploadId);
+}
+
 /** The account's upload, unexpired; 404 for an id of another account or none, 410 once it has expired. */
 export async function findAccountUpload(em: EntityManager, account: Pick<Account, 'id'>, uploadId: string, field = 'upload_id'): Promise<Upload> {
   const row = isUploadId(uploadId) ? await em.findOne(Upload, { id: uploadId, accountId: account.id }) : null;

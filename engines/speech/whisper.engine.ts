@@ -69,6 +69,8 @@ export interface WhisperRunRequest {
   signal?: AbortSignal;
   /** Fraction 0..1 of all passes, from seconds of audio done. */
   onProgress?: (fraction: number) => void;
+  /** Each segment of the first pass, as it is recognised. */
+  onSegment?: (text: string) => void;
 }
 
 export interface WhisperEngine {
@@ -86,7 +88,7 @@ export interface WhisperEngineOptions {
   processes?: number;
 }
 
-type RunnerEvent = { event?: string; pass?: number; passes?: number; done?: number; total?: number; message?: string };
+type RunnerEvent = { event?: string; pass?: number; passes?: number; done?: number; total?: number; message?: string; text?: string };
 
 /** What one request reports while it runs, and how it ends. */
 interface Pending {
@@ -244,6 +246,7 @@ export function createWhisperEngine(opts: WhisperEngineOptions): WhisperEngine {
 
   const progressOf = (req: WhisperRunRequest) => (ev: RunnerEvent) => {
     if (ev.event === 'progress' && ev.total) req.onProgress?.(((ev.pass ?? 0) + (ev.done ?? 0) / ev.total) / (ev.passes ?? 1));
+    if (ev.event === 'progress' && typeof ev.text === 'string' && (ev.pass ?? 0) === 0) req.onSegment?.(ev.text);
   };
 
   /** A fresh runner for this request only: used when a model may be downloaded (the warm runners stay offline). */

@@ -92,7 +92,7 @@ def main(req):
                     for w in seg.words
                 ]
             out.append(item)
-            emit({"event": "progress", "pass": index, "passes": len(tasks), "done": min(seg.end, total), "total": total})
+            emit({"event": "progress", "pass": index, "passes": len(tasks), "done": min(seg.end, total), "total": total, "text": item["text"]})
         emit({"event": "progress", "pass": index, "passes": len(tasks), "done": total, "total": total})
         result["passes"][task] = {"segments": out}
         result["timings"][task + "_s"] = round(time.monotonic() - t1, 3)

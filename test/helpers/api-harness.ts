@@ -47,6 +47,9 @@ export class StubOrchestrator implements Orchestrator {
   async jobProgress(): Promise<number | null> {
     return null;
   }
+  async jobDetails(): Promise<null> {
+    return null;
+  }
   async checkReachable(): Promise<void> {
     // the stub engine is always there
   }

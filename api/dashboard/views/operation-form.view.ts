@@ -1,6 +1,6 @@
 import { OPERATIONS } from '../../../lib/operations';
 import { html, type Html } from '../html';
-import type { FormField, OperationForm, PostedForm } from '../operation-forms';
+import { activeFields, type FormField, type OperationForm, type PostedForm } from '../operation-forms';
 import { csrfField, describedAttrs, errorSummary, field, type PageContext } from './layout';
 
 const ACRONYMS: Record<string, string> = { url: 'URL', fps: 'FPS' };
@@ -32,7 +32,7 @@ function helpText(f: FormField): string {
 /** The posted value(s) of a control, or its default on a fresh form. */
 function current(f: FormField, posted: PostedForm | null): string[] {
   if (posted) {
-    const v = posted[f.control];
+    const v = posted[f.kind === 'file' ? 'upload_id' : f.control];
     return (Array.isArray(v) ? v : v === undefined ? [] : [v]).filter((x): x is string => typeof x === 'string');
   }
   if (f.default === undefined || f.default === null) return [];
@@ -41,6 +41,7 @@ function current(f: FormField, posted: PostedForm | null): string[] {
 }
 
 function label(f: FormField): Html {
+  if (f.kind === 'file') return html`File <code class="api-name">${f.name}</code>`;
   return html`${humanize(f.name)} <code class="api-name">${f.name}</code>`;
 }
 
@@ -85,6 +86,12 @@ ${(f.options ?? []).map((o) => html`<option value="${o}"${String(o) === value ? 
           f.min !== undefined ? html` min="${f.min}"` : ''
         }${f.max !== undefined ? html` max="${f.max}"` : ''} value="${value}"${f.required ? html` required` : ''}${aria}>`;
       }
+      if (f.kind === 'file') {
+        // a file sent with an earlier try of this form is kept, so a fix elsewhere needs no new upload
+        return html`<input id="${id}" name="${f.control}" type="file" accept="audio/*,video/*"${aria}>${
+          value ? html`<input type="hidden" name="upload_id" value="${value}"><span class="help">Kept: the file you sent (${value}); choose another to replace it.</span>` : ''
+        }`;
+      }
       const type = f.kind === 'url' ? 'url' : 'text';
       const placeholder = f.kind === 'time' ? '01:30' : f.kind === 'url' ? 'https://' : '';
       return html`<input id="${id}" name="${f.control}" type="${type}" value="${value}"${placeholder ? html` placeholder="${placeholder}"` : ''}${
@@ -101,7 +108,7 @@ export function operationFormView(page: PageContext, form: OperationForm, opts: 
   const op = OPERATIONS[form.jobType];
   return html`<p class="lead">${form.summary}. Costs ${form.costText}; the same as <code>POST ${op.path}</code> with your API key.</p>
 ${errorSummary(opts.error)}
-<form method="post" action="/dashboard/jobs/new/${form.jobType}" class="stack-form card op-form" novalidate>
+<form method="post" action="/dashboard/jobs/new/${form.jobType}" class="stack-form card op-form"${activeFields(form, null).some((f) => f.kind === 'file') ? html` enctype="multipart/form-data"` : ''} novalidate>
 ${csrfField(page)}
 ${form.leading.map(render)}
 ${v
