@@ -17,7 +17,7 @@ for (const op of Object.values(OPERATIONS)) {
     request: { headers: IdempotencyHeaderSchema, body: { required: true, ...json(op.request) } },
     responses: {
       202: { description: 'Job accepted', ...json(JobCreatedSchema) },
-      ...errorResponses(400, 401, 402, 403, 409, 415, 422, 429, 503),
+      ...errorResponses(400, 401, 402, 403, 404, 409, 410, 415, 422, 429, 503),
     },
   });
 }

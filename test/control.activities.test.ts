@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createControlActivities } from '../activities/control.activities';
 import { Job } from '../db/job.entity';
+import { Upload } from '../db/upload.entity';
 import { adjustCredits, chargeCredits, grantMonthlyAllowances } from '../db/credits.repository';
 import { jobCountsByPlan } from '../db/jobs.repository';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';
@@ -145,5 +146,29 @@ describe('janitor', () => {
     assert.equal((await fetch(job.body.download_url)).status, 200);
     assert.equal((await fetch(h.links.url(ids.old, new Date(Date.now() - 60_000)))).status, 410);
     assert.equal((await h.orm.em.fork().findOneOrFail(Job, ids.old)).status, 'completed', 'the job row stays');
+  });
+
+  it('removes expired uploads (row and bytes) and bodies abandoned mid-stream a day ago; a live upload stays usable', async () => {
+    const a = await h.newAccount();
+    const em = h.orm.em.fork();
+    const ids = { old: 'upl_' + 'o'.repeat(24), live: 'upl_' + 'l'.repeat(24) };
+    fs.mkdirSync(h.config.uploadsDir, { recursive: true });
+    for (const [name, id] of Object.entries(ids)) {
+      fs.writeFileSync(h.storage.uploadPath(id), 'bytes');
+      await h.storage.writeUploadInfo(id, { filename: `${name}.mp4`, content_type: 'video/mp4' });
+      em.create(Upload, { id, accountId: a.accountId, filename: `${name}.mp4`, size: 5, contentType: 'video/mp4', createdAt: new Date(), expiresAt: new Date(Date.now() + (name === 'old' ? -60_000 : 3_600_000)) });
+    }
+    await em.flush();
+    const abandoned = path.join(h.config.uploadsDir, 'upl_' + 'a'.repeat(24) + '.part');
+    const fresh = path.join(h.config.uploadsDir, 'upl_' + 'f'.repeat(24) + '.part');
+    fs.writeFileSync(abandoned, 'half');
+    fs.writeFileSync(fresh, 'half');
+    fs.utimesSync(abandoned, new Date(Date.now() - 25 * 3600_000), new Date(Date.now() - 25 * 3600_000));
+    const { sweep } = await import('../activities/maintenance.activities');
+    assert.deepEqual(await sweep(h.orm, h.storage), { filesRemoved: 0, uploadsRemoved: 1 });
+    assert.deepEqual(fs.readdirSync(h.config.uploadsDir).sort(), [`${ids.live}`, `${ids.live}.json`, path.basename(fresh)].sort());
+    assert.equal(await h.orm.em.fork().findOne(Upload, ids.old), null);
+    assert.equal((await h.request('GET', `/v1/uploads/${ids.live}`, { key: a.key })).status, 200);
+    assert.equal((await h.request('GET', `/v1/uploads/${ids.old}`, { key: a.key })).status, 404);
   });
 });

@@ -133,7 +133,9 @@ describe('MCP end to end: Streamable HTTP at /mcp and stdio (bin/mediasvc mcp) a
           ['minimum', 0],
           ['maximum', 300],
         ]);
-        assert.ok(tool.inputSchema.required!.includes('url'));
+        // the source: a URL, or a file sent to POST /v1/uploads (comments need the platform page)
+        if (op.jobType === 'comments') assert.ok(tool.inputSchema.required!.includes('url'));
+        else assert.deepEqual([(tool.inputSchema.properties!.url as { format?: string }).format, (tool.inputSchema.properties!.upload_id as { pattern?: string }).pattern], ['uri', '^upl_[A-Za-z0-9]{24}$']);
       }
       assert.match(byName.get('get_video_info')!.description!, /Costs 1 credit/);
       for (const name of ['get_video_info', ...CREATE_TOOLS]) assert.equal(byName.get(name)!.annotations?.openWorldHint, true, name);
@@ -160,7 +162,7 @@ describe('MCP end to end: Streamable HTTP at /mcp and stdio (bin/mediasvc mcp) a
       assert.equal(preview({ url: 'https://example.com/v', preview_type: 'mosaic', bogus: 1 }), false);
       assert.equal(preview({ url: 'https://example.com/v', preview_type: 'poster' }), false);
       assert.equal(validators.get('fingerprint')!({ url: 'https://example.com/v', hash_size: 12 }), false);
-      assert.equal(validators.get('transcribe')!({ language: 'en' }), false);
+      assert.equal(validators.get('transcribe')!({ upload_id: 'upl_short', language: 'en' }), false);
       assert.equal(validators.get('download_media')!({ url: 'https://example.com/v', wait_seconds: 301 }), false);
 
       assert.deepEqual((await stdio.listTools()).tools, tools);
@@ -214,6 +216,12 @@ describe('MCP end to end: Streamable HTTP at /mcp and stdio (bin/mediasvc mcp) a
       assert.deepEqual(JSON.parse(textsOf(r)[0]!), r.structuredContent);
       const rest = await s.api('GET', `/v1/info?url=${encodeURIComponent(url)}`);
       assert.deepEqual(r.structuredContent, rest.body);
+      assert.equal(await credits(), before - 2);
+
+      // neither url nor upload_id: refused by the same validation as REST, nothing charged
+      const noSource = await call(http, 'transcribe', { language: 'en', wait_seconds: 0 });
+      assert.equal(noSource.isError, true);
+      assert.match(textsOf(noSource)[0]!, /url: is required \(or upload_id/);
       assert.equal(await credits(), before - 2);
 
       const bad = await call(http, 'get_video_info', { url: fx.url('/watch/nomedia') });

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { projectRoot } from '../lib/config';
 import { ffprobe } from './helpers/media';
-import { cli } from './helpers/processes';
+import { cli, waitFor } from './helpers/processes';
 import { startServeStack, type JobBody, type ServeStack } from './helpers/serve-stack';
 import { assertMonotonic, parseSrtStrict, wordErrorRate } from './helpers/subtitles';
 import { EXPECTED, SPEECH_DIR, serveSpeechFiles, type SpeechFiles } from './helpers/speech-fixtures';
@@ -220,6 +220,22 @@ describe('speech end to end: transcribe and translate through the API (serve, re
       assert.match(byUrl.headers.get('mediasvc-job-id') ?? '', /^[0-9a-f-]{36}$/);
       const listed = await s.api('GET', `/v1/jobs/${byUrl.headers.get('mediasvc-job-id')}`);
       assert.equal(listed.body.source_url, media.url('jfk.wav'));
+
+      // a client that goes away once its job exists: the job runs on, charged once
+      const beforeAbort = await s.credits();
+      const newest = async () => (await s.api('GET', '/v1/jobs?job_type=transcribe&limit=1')).body.items[0]?.job_id as string | undefined;
+      const last = await newest();
+      const abort = new AbortController();
+      const call = client.audio.transcriptions.create({ file: fs.createReadStream(long), model: 'tiny.en' }, { signal: abort.signal }).catch((err: unknown) => err);
+      const abandoned = await waitFor('the abandoned call\'s job', async () => {
+        const id = await newest();
+        return id && id !== last ? id : undefined;
+      });
+      abort.abort();
+      assert.ok((await call) instanceof OpenAI.APIUserAbortError);
+      const finished = await s.waitJob(abandoned);
+      assert.equal(finished.status, 'completed', finished.error_message ?? '');
+      assert.equal(await s.credits(), beforeAbort - 4, 'charged once, not refunded, nothing more');
 
       await assert.rejects(new OpenAI({ apiKey: `vc_${'0'.repeat(40)}`, baseURL: `${s.base}/v1`, maxRetries: 0 }).audio.transcriptions.create({ file: fs.createReadStream(JFK), model: 'tiny.en' }), (err) => err instanceof OpenAI.AuthenticationError);
       await assert.rejects(client.audio.transcriptions.create({ file: fs.createReadStream(JFK), model: 'tiny.en', response_format: 'xml' as any }), (err: any) => {

@@ -39,6 +39,22 @@ const AudioForm = z.object({
 });
 type AudioRequest = z.output<typeof AudioForm>;
 
+const OpenAIErrorSchema = z
+  .object({ error: z.object({ message: z.string(), type: z.string(), param: z.string().nullable(), code: z.string().nullable() }) })
+  .meta({ id: 'OpenAIError' });
+const OPENAI_ERROR_TEXT: Record<number, string> = {
+  400: 'Invalid parameter (OpenAI\'s status for it), or the job failed (code job_failed)',
+  401: 'Missing or invalid API key',
+  402: 'Not enough credits',
+  403: 'API key deactivated',
+  404: 'An upload or route that does not exist',
+  413: 'File over the plan\'s limit',
+  415: 'Not audio or video, or not a multipart form',
+  429: 'Rate limit exceeded',
+  500: 'The job failed on an internal error (refunded)',
+  503: 'Job engine unavailable',
+};
+
 const TranscriptionSchema = z.object({ text: z.string() }).meta({ id: 'OpenAITranscription' });
 const VerboseSchema = z
   .object({
@@ -53,7 +69,7 @@ const VerboseSchema = z
 const FormSchema = z.object({
   file: z.string().meta({ format: 'binary', description: 'The audio or video file (or give url)' }).optional(),
   url: z.string().optional().meta({ description: 'Extension: a source URL (any the service accepts) in place of file' }),
-  model: z.string().meta({ description: 'whisper-1 (the best installed model) or an installed size: tiny, tiny.en, base, small, medium' }),
+  model: z.string().min(1).meta({ description: 'whisper-1 (the best installed model) or an installed size: tiny, tiny.en, base, small, medium' }),
   language: z.string().optional().meta({ description: 'Transcriptions: the spoken language (ISO 639-1). Translations (extension): the target language, default en' }),
   prompt: z.string().optional().meta({ description: 'Accepted for compatibility; not used' }),
   response_format: z.enum(RESPONSE_FORMATS).optional(),
@@ -75,14 +91,12 @@ for (const [route, task] of [['/v1/audio/transcriptions', 'transcription'], ['/v
     responses: {
       200: {
         description: 'json: {text}; verbose_json; text, srt and vtt as text/plain, application/x-subrip and text/vtt',
-        content: { 'application/json': { schema: z.union([TranscriptionSchema, VerboseSchema]) }, 'text/plain': { schema: z.string() }, 'application/x-subrip': { schema: z.string() }, 'text/vtt': { schema: z.string() } },
+        content: { 'application/json': { schema: z.union([TranscriptionSchema, VerboseSchema]) }, 'text/plain': { schema: z.string() }, 'application/x-subrip': { schema: z.string() }, 'text/vtt': { schema: z.string() }, 'text/event-stream': { schema: z.string() } },
       },
       202: { description: 'The job is still running: poll it', ...json(z.object({ job_id: z.string(), status: z.string(), detail: z.string() })) },
-      400: { description: 'Invalid parameter, or the job failed (OpenAI error shape)' },
-      401: { description: 'Missing or invalid API key' },
-      413: { description: 'File over the plan\'s limit' },
-      415: { description: 'Not audio or video' },
-      429: { description: 'Rate limit exceeded' },
+      ...Object.fromEntries(
+        Object.entries(OPENAI_ERROR_TEXT).map(([status, description]) => [status, { description, ...json(OpenAIErrorSchema) }]),
+      ),
     },
   });
 }
@@ -117,7 +131,8 @@ function modelSize(deps: ApiDeps, model: string): ModelSize {
 async function waitForEnd(ctx: ApiContext, jobId: string, seconds: number): Promise<Job | null> {
   const deadline = Date.now() + seconds * 1000;
   let gone = false;
-  ctx.req.once('close', () => (gone = !ctx.res.writableEnded && ctx.req.destroyed));
+  // the connection closed before an answer: the client has gone (the job runs on)
+  ctx.res.once('close', () => (gone = !ctx.res.writableFinished));
   const em = ctx.state.em.fork();
   for (let delay = 100; Date.now() < deadline && !gone; delay = Math.min(delay * 1.5, 1000)) {
     const job = await findAccountJob(em, accountOf(ctx).id, jobId);
@@ -183,7 +198,7 @@ function streamTranscription(ctx: ApiContext, deps: ApiDeps, jobId: string): voi
   ctx.set('X-Accel-Buffering', 'no');
   ctx.body = out;
   let open = true;
-  ctx.req.once('close', () => (open = false));
+  ctx.res.once('close', () => (open = false));
   out.once('close', () => (open = false));
   const send = (event: object) => out.write(`data: ${JSON.stringify(event)}\n\n`);
   let sent = 0;
