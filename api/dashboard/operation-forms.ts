@@ -121,7 +121,7 @@ const FILE_FIELD: FormField = { name: 'upload_id', control: 'file', kind: 'file'
 /** The source (url, or a file) and the required fields first, the job's own webhook_url last. */
 function ordered(fields: FormField[]): { leading: FormField[]; trailing: FormField[] } {
   const leads = (f: FormField) => f.required || f.name === 'url' || f.name === 'upload_id';
-  const rank = (f: FormField) => (f.name === 'webhook_url' ? 3 : f.name === 'url' ? 0 : f.name === 'upload_id' ? 1 : leads(f) ? 2 : 3);
+  const rank = (f: FormField) => (f.name === 'webhook_url' ? 4 : f.name === 'url' ? 0 : f.name === 'upload_id' ? 1 : leads(f) ? 2 : 3);
   const sorted = [...fields].sort((a, b) => rank(a) - rank(b));
   return { leading: sorted.filter(leads), trailing: sorted.filter((f) => !leads(f)) };
 }

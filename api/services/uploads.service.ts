@@ -131,7 +131,8 @@ function receiveMultipart(req: IncomingMessage, opts: { partPath: string; maxByt
       (fields[name] ??= []).push(value);
     });
     bb.on('file', (name, stream, info) => {
-      if (name !== opts.fileField || writing) {
+      // a browser sends a file input left empty as a part with no file name and no bytes
+      if (name !== opts.fileField || writing || !info.filename) {
         stream.resume();
         return;
       }
