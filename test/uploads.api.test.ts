@@ -173,6 +173,38 @@ describe('uploads: POST /v1/uploads streams a file to storage, checks it, and an
     fs.rmSync(h.storage.uploadPath(res.body.upload_id));
   });
 
+  it('an OpenAI-compatible call whose job outlasts OPENAI_WAIT_SECONDS answers 202 with the job id (header and body) to poll', async () => {
+    const wait = h.config.openaiWaitSeconds;
+    h.config.openaiWaitSeconds = 1;
+    try {
+      // the harness's job engine never runs jobs: this one stays pending
+      const form = new FormData();
+      form.append('model', 'whisper-1');
+      form.append('file', new Blob([mp4]), 'clip.mp4');
+      const res = await fetch(`${h.baseUrl}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+      const body = (await res.json()) as any;
+      assert.equal(res.status, 202, JSON.stringify(body));
+      const jobId = res.headers.get('mediasvc-job-id');
+      assert.equal(body.job_id, jobId);
+      assert.equal(res.headers.get('location'), `/v1/jobs/${jobId}`);
+      assert.match(body.detail, /still running after 1 s; poll GET \/v1\/jobs\//);
+      const job = await h.request('GET', `/v1/jobs/${jobId}`, { key });
+      assert.equal(job.body.job_type, 'transcribe');
+      assert.equal(job.body.credits_charged, 4);
+      assert.match(job.body.source_url, /^upload:upl_/);
+      // OpenAI's error shape on these routes, with its 400 for a bad parameter
+      const bad = new FormData();
+      bad.append('model', 'whisper-1');
+      bad.append('response_format', 'xml');
+      bad.append('file', new Blob([mp4]), 'clip.mp4');
+      const refused = await fetch(`${h.baseUrl}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: bad });
+      assert.equal(refused.status, 400);
+      assert.deepEqual(Object.keys(((await refused.json()) as any).error).sort(), ['code', 'message', 'param', 'type']);
+    } finally {
+      h.config.openaiWaitSeconds = wait;
+    }
+  });
+
   it('every operation takes upload_id in place of url: exactly one of them, only the account\'s own, recorded as upload:{id}', async () => {
     const res = await multipart('clip.mp4', mp4, 'video/mp4');
     const { upload_id } = (await res.json()) as { upload_id: string };
