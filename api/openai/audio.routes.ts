@@ -26,9 +26,9 @@ const RESPONSE_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt'] as const
 /** The header (and body field of a 202) naming the job behind a call. */
 export const JOB_ID_HEADER = 'Mediasvc-Job-Id';
 
-const single = (what: string) => z.string({ error: `${what}` });
+const MODEL_REQUIRED = 'is required: whisper-1, or an installed size (tiny, tiny.en, base, small, medium)';
 const AudioForm = z.object({
-  model: single('is required: whisper-1, or an installed size (tiny, tiny.en, base, small, medium)').min(1, 'is required'),
+  model: z.string({ error: MODEL_REQUIRED }).min(1, MODEL_REQUIRED),
   language: LanguageCode.optional(),
   prompt: z.string().max(10_000).optional(),
   response_format: z.enum(RESPONSE_FORMATS, { error: `must be one of ${RESPONSE_FORMATS.join(', ')}` }).default('json'),
