@@ -21,13 +21,14 @@ export async function takeUpload(deps: { storage: Storage; ffmpeg: FfmpegEngine 
   const stored = storage.uploadPath(uploadId);
   const found = await fs.stat(stored).catch(() => null);
   if (!found) throw ApplicationFailure.nonRetryable(`Upload ${uploadId} is no longer stored: it expired before the job ran; upload the file again`, FAILURE_TYPES.unavailable);
-  const probed = await ffmpeg.probe(stored);
+  // measured when it was received; an upload stored without its info is measured again
   const info = await storage.readUploadInfo(uploadId);
-  const hasVideo = probed.streams.some((s) => s.codec_type === 'video');
-  const duration = probed.format.duration ?? null;
+  const probed = info ? null : await ffmpeg.probe(stored);
+  const contentType = info?.content_type ?? mediaContentType(probed?.format.format_name ?? '', Boolean(probed?.streams.some((s) => s.codec_type === 'video')));
+  const duration = info ? (info.duration ?? null) : (probed?.format.duration ?? null);
   if (duration !== null && duration > limits.maxSeconds) throw ApplicationFailure.nonRetryable(tooLongMessage(limits, duration), FAILURE_TYPES.rejected);
   const workDir = storage.workDirOf(jobId);
-  const file = path.join(workDir, 'download', `source.${extensionOf(info?.content_type ?? mediaContentType(probed.format.format_name ?? '', hasVideo))}`);
+  const file = path.join(workDir, 'download', `source.${extensionOf(contentType)}`);
   await fs.mkdir(path.dirname(file), { recursive: true });
   await fs.rm(file, { force: true });
   // the job's folder is removed when it ends: a link leaves the upload itself in place

@@ -1,11 +1,14 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../lib/config';
+import { isUploadId } from '../lib/uploads';
 
 /** An upload's name and content type, stored with it. */
 export interface UploadInfo {
   filename: string;
   content_type: string;
+  /** Seconds, as measured when it was received (absent: unknown). */
+  duration?: number | null;
 }
 
 /** Paths under DATA_DIR. In scale-out, every worker mounts the same DATA_DIR (shared volume). */
@@ -31,7 +34,7 @@ export class Storage {
 
   /** Where an upload's bytes live (one file per upload id; the id is checked, never a path). */
   uploadPath(uploadId: string): string {
-    if (!/^upl_[A-Za-z0-9]+$/.test(uploadId)) throw new Error(`unsafe upload id ${uploadId}`);
+    if (!isUploadId(uploadId)) throw new Error(`unsafe upload id ${uploadId}`);
     return path.join(this.config.uploadsDir, uploadId);
   }
 

@@ -157,13 +157,13 @@ function receiveMultipart(req: IncomingMessage, opts: { partPath: string; maxByt
 }
 
 /** ffprobe on the received file: its content type, or a 415 naming what it is when it is not audio or video. */
-async function checkMedia(deps: Pick<ApiDeps, 'config'>, file: string): Promise<string> {
+async function checkMedia(deps: Pick<ApiDeps, 'config'>, file: string): Promise<{ contentType: string; duration: number | null }> {
   const ffmpeg = createFfmpegEngine(deps.config);
   const probed = await ffmpeg.probe(file).catch(() => null);
   const video = probed?.streams.find((s) => s.codec_type === 'video');
   const audio = probed?.streams.find((s) => s.codec_type === 'audio');
   const still = probed && STILL_IMAGE_FORMATS.test(probed.format.format_name ?? '');
-  if (probed && (audio || video) && !still) return mediaContentType(probed.format.format_name ?? '', Boolean(video));
+  if (probed && (audio || video) && !still) return { contentType: mediaContentType(probed.format.format_name ?? '', Boolean(video)), duration: probed.format.duration ?? null };
   const head = Buffer.alloc(512);
   const fd = await fsp.open(file, 'r');
   let n = 0;
@@ -207,9 +207,9 @@ export async function receiveUpload(
   const body = await receiveBody(req, { partPath, maxBytes: limits.maxBytes, limitSetBy: limits.bytesSetBy, fileField, formOnly: opts.formOnly });
   if (!body.file) return { upload: null, fields: body.fields };
   try {
-    const contentType = await checkMedia(deps, partPath);
+    const { contentType, duration } = await checkMedia(deps, partPath);
     await fsp.rename(partPath, finalPath);
-    await deps.storage.writeUploadInfo(id, { filename: body.file.filename, content_type: contentType });
+    await deps.storage.writeUploadInfo(id, { filename: body.file.filename, content_type: contentType, duration });
     const now = new Date();
     const row = em.create(Upload, {
       id,

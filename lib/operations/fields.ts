@@ -2,6 +2,7 @@
 // REST bodies, generates OpenAPI (zod-to-openapi reads .meta) and MCP tool schemas (z.toJSONSchema).
 import { z } from 'zod';
 import { canonicalUrl, urlSyntaxProblem } from '../address-policy';
+import { UPLOAD_ID } from '../uploads';
 import { MAX_TIME_SECONDS, parseTimeString, TIME_STRING_PATTERN } from '../time';
 
 /** An http(s) URL, stored and passed on only in its canonical form. */
@@ -24,7 +25,7 @@ export const SourceUrl = httpUrl('URL of the video or audio (a platform page or 
 /** A file the account sent to POST /v1/uploads, in place of `url`. */
 export const UploadIdField = z
   .string({ error: 'must be an upload id such as upl_… (POST /v1/uploads answers with one)' })
-  .regex(/^upl_[A-Za-z0-9]{24}$/, 'must be an upload id such as upl_… (POST /v1/uploads answers with one)')
+  .regex(UPLOAD_ID, 'must be an upload id such as upl_… (POST /v1/uploads answers with one)')
   .meta({ description: 'Instead of url: a file this account sent to POST /v1/uploads (give url or upload_id, not both)', example: 'upl_3mZ8qK1vT0bXy7PcLr2sWn4A' });
 
 /** The source fields of an operation: a URL or an upload, exactly one of them (sourceProblems checks it). */
