@@ -38,10 +38,9 @@ bench-speech: build
 bench: build
 	@node dist/test/bench/index.js
 
-# The 300-job noisy-neighbour measurement (real serve, ~5 min): not in make test, since on a 2-core
-# machine the neighbour's thumbnails still miss its bound (docs/testing.md has the figures).
+# Only the 300-job noisy-neighbour test of make test (real serve, about 2 minutes), e.g. to rerun it on a loaded machine.
 test-noisy-neighbour: build
-	@npx mocha --no-config --require dist/test/setup.js --timeout 120000 --exit dist/test/noisy-neighbour.e2e.js
+	@npx mocha --no-config --require dist/test/setup.js --timeout 120000 --exit dist/test/noisy-neighbour.e2e.test.js
 
 # Only the media rows of make bench: jobs end to end vs the bare ffmpeg / yt-dlp commands.
 bench-media: build

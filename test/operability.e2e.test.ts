@@ -210,6 +210,8 @@ describe('operability: search attributes, metrics, logs and health on a live ser
     const failed = of(jobs.missing);
     assert.deepEqual(failed.filter((l) => l.component === undefined && l.msg !== 'webhook attempt').map((l) => l.msg), ['job created', 'job processing', 'job failed']);
     assert.match(String(failed.find((l) => l.msg === 'job failed')!.error_message), /^The source is not available/);
+    // one "job failed" line per failed job, whichever component would have written it
+    assert.equal(failed.filter((l) => l.msg === 'job failed').length, 1, JSON.stringify(failed.map((l) => [l.component, l.msg])));
     // a user's error: no stack anywhere, no warning or error about it
     const aboutIt = lines.filter((l) => JSON.stringify(l).includes(jobs.missing));
     assert.ok(aboutIt.length >= 3);

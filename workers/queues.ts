@@ -1,5 +1,6 @@
 // The queue table: every task queue, declared once with its activities and default concurrency.
 // Workers are built from it (workers/workers.ts); workflows proxy activities by the types it gives.
+import os from 'node:os';
 import type { MikroORM } from '@mikro-orm/core';
 import { createCommentsActivities } from '../activities/comments.activities';
 import { createControlActivities } from '../activities/control.activities';
@@ -123,13 +124,15 @@ export const QUEUE_TABLE = {
     },
   },
   'media-process': {
-    // ffmpeg is CPU-bound: one job per core is the useful concurrency.
     description: 'CPU-bound: download finishing and editing, previews, fingerprints (ffmpeg, sharp); seeks in source URLs',
     runsWorkflows: false,
     needsDatabase: false,
     // previews and fingerprints seek in the source URL (range reads) rather than download it
     needsEgress: true,
-    defaultConcurrency: 2,
+    // ffmpeg is CPU-bound, so one step per core, plus one: seek reads wait on the network, and while
+    // one account's burst fills every core a spare slot lets another account's step start at once (the
+    // burst's tools are niced, so that step gets the CPU)
+    defaultConcurrency: os.availableParallelism() + 1,
     activities: (deps: QueueDeps) => {
       const { config, storage } = deps;
       const ffmpeg = createFfmpegEngine(config);

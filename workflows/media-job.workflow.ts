@@ -49,7 +49,8 @@ export async function mediaJobWorkflow(input: MediaJobInput): Promise<JobEnd> {
     end = await control.completeJob({ jobId: input.jobId, output });
   } catch (err) {
     failure = isCancellation(err) ? { message: CANCELLED_MESSAGE, cancelled: true } : { message: describeFailure(err), cancelled: false };
-    if (!failure.cancelled) log.info('job failed', { jobId: input.jobId, jobType: input.jobType, errorMessage: failure.message, cause: err instanceof Error ? err.message : String(err) });
+    // failJob writes the job's one "job failed" line; this keeps the raw cause behind the user's message for debugging
+    if (!failure.cancelled) log.debug('job step failed', { jobType: input.jobType, errorMessage: failure.message, cause: err instanceof Error ? err.message : String(err) });
     const errorMessage = failure.message;
     // Refund and notify even when cancelled: these steps must not be cancelled themselves.
     end = await CancellationScope.nonCancellable(() => control.failJob({ jobId: input.jobId, errorMessage }));

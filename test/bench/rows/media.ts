@@ -1,9 +1,13 @@
 // The media rows of `make bench`: each job end to end (created_at → completed_at) through the running
 // serve, next to the bare command on the same URL (test/bench/rows/media.rows.ts defines both sides).
-// Two groups, so BENCH_ROWS can leave out the long 40-job batch.
+// Two groups, so BENCH_ROWS can leave out the long 40-job batch. The first also measures the floor of
+// a job's fixed cost: a bare workflow with one no-op activity on the same Temporal server, started and
+// awaited; each job's fixed cost (its time minus the bare tool's) is reported against it.
 import os from 'node:os';
 import path from 'node:path';
-import { fmt, type BenchContext, type BenchRow } from '../harness';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { FLOOR_QUEUE, floorWorkflow } from '../floor-workflow';
+import { fmt, median, type BenchContext, type BenchRow } from '../harness';
 import { mediaRows, startOrigin, type MediaRow, type Origin } from './media.rows';
 
 const CACHE = path.join(os.tmpdir(), 'mediasvc-bench-media');
@@ -19,19 +23,59 @@ function rowsOf(batch: boolean): Promise<MediaRow[]> {
   return all.then((rows) => rows.filter((r) => /^40 /.test(r.name) === batch));
 }
 
+/** The floor's worker, on serve's dev server: workflows and the no-op activity on a queue of their own. */
+interface FloorWorker {
+  /** Median of `runs` bare workflows, each started and awaited one after another, in seconds. */
+  measure(ctx: BenchContext, runs: number): Promise<number>;
+  stop(): Promise<void>;
+}
+
+async function startFloorWorker(ctx: BenchContext): Promise<FloorWorker> {
+  const connection = await NativeConnection.connect({ address: `127.0.0.1:${ctx.stack.env.TEMPORAL_DEV_PORT}` });
+  const worker = await Worker.create({ connection, taskQueue: FLOOR_QUEUE, workflowsPath: require.resolve('../floor-workflow'), activities: { noop: async () => undefined } });
+  const running = worker.run();
+  let n = 0;
+  return {
+    async measure(c, runs) {
+      const seconds: number[] = [];
+      for (let i = 0; i < runs; i++) {
+        const t0 = performance.now();
+        await c.temporal.workflow.execute(floorWorkflow, { taskQueue: FLOOR_QUEUE, workflowId: `bench-floor-${process.pid}-${n++}` });
+        seconds.push((performance.now() - t0) / 1000);
+      }
+      return median(seconds);
+    },
+    async stop() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
+
 function group(name: string, order: number, batch: boolean): BenchRow {
   let rows: MediaRow[] = [];
+  // the single-job group carries the floor; the batch's jobs overlap, so their fixed costs do not add up
+  let floor: FloorWorker | null = null;
   return {
     name,
     order,
     async setup(ctx: BenchContext) {
       rows = await rowsOf(batch);
+      if (!batch) {
+        floor = await startFloorWorker(ctx);
+        await floor.measure(ctx, 3); // the worker's first workflow pays for loading its bundle
+      }
       // one warm-up job, so the first row does not pay for workflow bundling and first tool starts
       if (!warmed && rows[0]) await rows[0].product(ctx.stack);
       warmed = true;
     },
     async measure(ctx: BenchContext, round: number) {
       const out: Record<string, number> = {};
+      if (floor) {
+        await ctx.quiesce();
+        out.floor = await floor.measure(ctx, 15);
+      }
       for (const [i, row] of rows.entries()) {
         // alternate which side goes first, so neither always runs on a warmer cache
         const sides = round % 2 ? (['product', 'bare'] as const) : (['bare', 'product'] as const);
@@ -44,14 +88,28 @@ function group(name: string, order: number, batch: boolean): BenchRow {
       }
       return out;
     },
-    report: (m) =>
-      rows.map((row, i) => ({
+    report: (m) => [
+      ...rows.map((row, i) => ({
         what: `${row.name} (goal ≤${row.goal}×)`,
         product: `${fmt.s(m[`product${i}`]!)} (${fmt.mb(m[`productBytes${i}`]!)} fetched)`,
         peer: `${fmt.s(m[`bare${i}`]!)} (${fmt.mb(m[`bareBytes${i}`]!)} fetched)`,
         ratio: fmt.ratio(m[`product${i}`]!, m[`bare${i}`]!),
       })),
+      ...(m.floor === undefined
+        ? []
+        : [
+            { what: 'floor: a workflow with one no-op activity, started and awaited (median of 15)', product: '', peer: fmt.s(m.floor), ratio: '' },
+            ...rows.map((row, i) => ({
+              what: `fixed cost of: ${row.name} (job − bare tool; goal ≤3× the floor)`,
+              product: fmt.s(m[`product${i}`]! - m[`bare${i}`]!),
+              peer: fmt.s(m.floor!),
+              ratio: fmt.ratio(m[`product${i}`]! - m[`bare${i}`]!, m.floor!),
+            })),
+          ]),
+    ],
     async teardown() {
+      await floor?.stop();
+      floor = null;
       await origin?.close();
       origin = null;
     },

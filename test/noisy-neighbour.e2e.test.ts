@@ -1,4 +1,4 @@
-// `make test-noisy-neighbour`: one account's burst on shared workers, measured from the other account's side: the second
+// One account's burst on shared workers, measured from the other account's side: the second
 // account's jobs must not wait behind the burst, and the burst's slow webhook endpoints must hold
 // up nobody's jobs. Real serve (API, every worker, the embedded Temporal dev server with fairness).
 import assert from 'node:assert/strict';
