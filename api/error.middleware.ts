@@ -13,6 +13,7 @@ export const STATUS_OF: Record<ErrorKind, number> = {
   gone: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  range_not_satisfiable: 416,
   invalid: 422,
   rate_limited: 429,
   upstream: 502,
@@ -36,6 +37,7 @@ export function errorMiddleware(log: (msg: string, err: unknown) => void): Koa.M
       if (e?.kind === 'unauthenticated') ctx.set('WWW-Authenticate', 'Bearer');
       if (e?.kind === 'rate_limited' && e.extra.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(e.extra.retryAfterSeconds));
       if (e?.extra.allow) ctx.set('Allow', e.extra.allow.join(', '));
+      if (e?.extra.contentRange) ctx.set('Content-Range', e.extra.contentRange);
       const detail = e?.detail ?? 'Internal error; the request was not completed. Try again, and contact support if it persists.';
       if (OPENAI_COMPATIBLE.test(ctx.path)) {
         // OpenAI's statuses and error shape, so its SDKs raise their typed errors (a bad parameter is its 400)

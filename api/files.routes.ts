@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import Router from '@koa/router';
 import { z } from 'zod';
 import { Job } from '../db/job.entity';
@@ -8,32 +6,15 @@ import { DomainError } from '../lib/errors';
 import { rateLimited, setRateLimitHeaders } from './auth.middleware';
 import type { ApiDeps, ApiState } from './context';
 import { errorResponses, registry } from './openapi';
-
-/** Content type of a result file, by extension (also what MCP reports for job outputs). */
-export const FILE_CONTENT_TYPES: Record<string, string> = {
-  mp4: 'video/mp4',
-  webm: 'video/webm',
-  mkv: 'video/x-matroska',
-  mp3: 'audio/mpeg',
-  wav: 'audio/wav',
-  m4a: 'audio/mp4',
-  opus: 'audio/ogg',
-  ogg: 'audio/ogg',
-  flac: 'audio/flac',
-  gif: 'image/gif',
-  jpg: 'image/jpeg',
-  json: 'application/json',
-  srt: 'application/x-subrip',
-  vtt: 'text/vtt',
-};
+import { byteRange, FILE_CONTENT_TYPES, storedOutput } from './services/outputs.service';
 
 registry.registerPath({
   method: 'get',
   path: '/v1/files/{token}',
   operationId: 'getResultFile',
-  summary: 'Fetch a job output with the signed download_url (no Authorization header needed)',
+  summary: 'Fetch a job output with the signed download_url (no Authorization header needed); a Range header gets that part of it (206)',
   security: [],
-  request: { params: z.object({ token: z.string() }) },
+  request: { params: z.object({ token: z.string() }), headers: z.object({ range: z.string().optional().meta({ description: 'One byte range, e.g. bytes=0-1023 or bytes=-500' }) }) },
   // Bytes first: generated clients take the first type and return a file. Every type the route sends is
   // listed (binary as binary); a JSON result is described apart, as any JSON document.
   responses: {
@@ -47,7 +28,8 @@ registry.registerPath({
         ]),
       ),
     },
-    ...errorResponses(404, 410, 429),
+    206: { description: 'The requested byte range of the file (Content-Range says which, and the file size)', content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
+    ...errorResponses(404, 410, 416, 429),
   },
 });
 
@@ -71,18 +53,29 @@ export function filesRoutes(deps: ApiDeps): Router<ApiState> {
     setRateLimitHeaders(ctx, w);
     if (w.exceeded) throw rateLimited(w);
     const job = await ctx.state.em.findOne(Job, check.jobId);
-    if (!job || job.status !== 'completed' || !job.outputFile) throw DomainError.notFound('Unknown download link');
-    if (job.expiresAt && job.expiresAt.getTime() <= Date.now()) throw new DomainError('gone', 'This download link has expired; create a new job to get the file again');
-    const file = deps.storage.filePath(job.outputFile);
-    const stat = await fs.promises.stat(file).catch(() => null);
-    if (!stat) throw new DomainError('gone', 'The file behind this link is no longer stored; create a new job');
-    const ext = path.extname(file).slice(1).toLowerCase();
-    ctx.set('Content-Type', FILE_CONTENT_TYPES[ext] ?? 'application/octet-stream');
-    ctx.set('Content-Length', String(stat.size));
-    const name = downloadName(job.resultData?.title, ext);
+    if (!job) throw DomainError.notFound('Unknown download link');
+    const out = await storedOutput(deps.storage, job);
+    if (!out.ok && out.reason === 'none') throw DomainError.notFound('Unknown download link');
+    if (!out.ok && out.reason === 'expired') throw new DomainError('gone', 'This download link has expired; create a new job to get the file again');
+    if (!out.ok) throw new DomainError('gone', 'The file behind this link is no longer stored; create a new job');
+    const range = byteRange(ctx.get('Range') || undefined, out.size, ctx.get('If-Range') || undefined);
+    if (range === 'unsatisfiable') {
+      throw new DomainError('range_not_satisfiable', `The range ${ctx.get('Range')} starts past the end of the file, which is ${out.size} bytes`, { contentRange: `bytes */${out.size}` });
+    }
+    ctx.set('Content-Type', out.contentType);
+    ctx.set('Accept-Ranges', 'bytes');
+    const name = downloadName(job.resultData?.title, out.ext);
     ctx.set('Content-Disposition', `attachment; filename="${name.replace(/[^\x20-\x7e]/g, '_').replace(/"/g, '')}"; filename*=UTF-8''${encodeURIComponent(name)}`);
     ctx.set('Cache-Control', 'private, no-store');
-    ctx.body = fs.createReadStream(file);
+    if (range) {
+      ctx.status = 206;
+      ctx.set('Content-Range', `bytes ${range.start}-${range.end}/${out.size}`);
+      ctx.set('Content-Length', String(range.end - range.start + 1));
+      ctx.body = deps.storage.openOutput(out.relative, range);
+      return;
+    }
+    ctx.set('Content-Length', String(out.size));
+    ctx.body = deps.storage.openOutput(out.relative);
   });
 
   return router;

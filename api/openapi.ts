@@ -25,6 +25,7 @@ const ERROR_TEXT: Record<number, string> = {
   410: 'Link or upload expired',
   413: 'The body is larger than 1 MB',
   415: 'The body is not JSON',
+  416: 'The Range lies outside the file (Content-Range says its size)',
   422: 'Invalid parameter',
   429: 'Rate limit exceeded',
   503: 'Job engine unavailable',

@@ -1,5 +1,7 @@
+import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Config } from '../lib/config';
 import { isUploadId } from '../lib/uploads';
 
@@ -25,6 +27,29 @@ export class Storage {
     const abs = path.resolve(this.config.filesDir, relative);
     if (!abs.startsWith(path.resolve(this.config.filesDir) + path.sep)) throw new Error('output path escapes the files directory');
     return abs;
+  }
+
+  /** A stored output's size in bytes, or null when it is no longer stored. */
+  async outputSize(relative: string): Promise<number | null> {
+    const stat = await fs.stat(this.filePath(relative)).catch(() => null);
+    return stat?.isFile() ? stat.size : null;
+  }
+
+  /** A stored output's bytes, whole or the inclusive byte range (which outputSize has bounded). */
+  openOutput(relative: string, range?: { start: number; end: number }): Readable {
+    return createReadStream(this.filePath(relative), range);
+  }
+
+  /** A stored output's bytes in memory (small outputs only); null when it is no longer stored or larger than maxBytes. */
+  async readOutput(relative: string, maxBytes = Number.POSITIVE_INFINITY): Promise<Buffer | null> {
+    const size = await this.outputSize(relative);
+    if (size === null || size > maxBytes) return null;
+    return fs.readFile(this.filePath(relative)).catch(() => null);
+  }
+
+  /** A stored output as UTF-8 text; null when it is no longer stored or larger than maxBytes. */
+  async readOutputText(relative: string, maxBytes = Number.POSITIVE_INFINITY): Promise<string | null> {
+    return (await this.readOutput(relative, maxBytes))?.toString('utf8') ?? null;
   }
 
   /** Relative output path for a job's result, `{jobId}/{name}`. */

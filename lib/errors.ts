@@ -18,6 +18,7 @@ export type ErrorKind =
   | 'method_not_allowed'
   | 'conflict'
   | 'gone'
+  | 'range_not_satisfiable'
   | 'invalid'
   | 'rate_limited'
   | 'unavailable'
@@ -29,7 +30,7 @@ export class DomainError extends Error {
     readonly kind: ErrorKind,
     /** A sentence a person can act on. */
     readonly detail: string,
-    readonly extra: { errors?: FieldError[]; retryAfterSeconds?: number; allow?: string[] } = {},
+    readonly extra: { errors?: FieldError[]; retryAfterSeconds?: number; allow?: string[]; contentRange?: string } = {},
   ) {
     super(detail);
     this.name = 'DomainError';

@@ -554,6 +554,51 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         assert.equal(gone.status, 410);
         assert.match(((await gone.json()) as { detail: string }).detail, /expired/);
       });
+
+      it('answers a Range with its bytes (206, Content-Range), a suffix range too; 416 past the end; the whole file for several ranges or an If-Range', async () => {
+        const a = await h.newAccount();
+        const { id, bytes } = await completedJob(a.accountId, new Date(Date.now() + 3_600_000));
+        const url = h.links.url(id, new Date(Date.now() + 3_600_000));
+        const get = (headers: Record<string, string>) => fetch(url, { headers: { 'x-forwarded-for': '192.0.2.3', ...headers } });
+        const whole = await get({});
+        assert.equal(whole.headers.get('accept-ranges'), 'bytes');
+        await whole.arrayBuffer();
+
+        const cases: [string, number, number][] = [['bytes=0-99', 0, 99], ['bytes=2000-', 2000, 2047], ['bytes=-48', 2000, 2047], ['bytes=100-999999', 100, 2047]];
+        for (const [range, start, end] of cases) {
+          const part = await get({ range });
+          assert.equal(part.status, 206, `${range}: ${part.status}`);
+          assert.equal(part.headers.get('content-range'), `bytes ${start}-${end}/2048`, range);
+          assert.equal(part.headers.get('content-length'), String(end - start + 1), range);
+          assert.deepEqual(Buffer.from(await part.arrayBuffer()), bytes.subarray(start, end + 1), range);
+        }
+
+        const past = await get({ range: 'bytes=4096-' });
+        assert.equal(past.status, 416);
+        assert.equal(past.headers.get('content-range'), 'bytes */2048');
+        assert.match(((await past.json()) as { detail: string }).detail, /past the end of the file, which is 2048 bytes/);
+
+        for (const headers of [{ range: 'bytes=0-9,20-29' }, { range: 'bytes=0-9', 'if-range': '"some-etag"' }, { range: 'bytes=9-0' }] as Record<string, string>[]) {
+          const res = await get(headers);
+          assert.equal(res.status, 200, JSON.stringify(headers));
+          assert.deepEqual(Buffer.from(await res.arrayBuffer()), bytes, JSON.stringify(headers));
+        }
+      });
+
+      it('answers 410 for a link whose file is no longer stored, and 404 for a job with no output', async () => {
+        const a = await h.newAccount();
+        const { id } = await completedJob(a.accountId, new Date(Date.now() + 3_600_000));
+        await h.storage.removeOutput(id);
+        const res = await fetch(h.links.url(id, new Date(Date.now() + 3_600_000)), { headers: { 'x-forwarded-for': '192.0.2.4' } });
+        assert.equal(res.status, 410);
+        assert.match(((await res.json()) as { detail: string }).detail, /no longer stored/);
+
+        const pending = crypto.randomUUID();
+        const em = h.orm.em.fork();
+        em.create(Job, { id: pending, accountId: a.accountId, jobType: 'download', status: 'pending', sourceUrl: SOURCE, parameters: {}, creditsCharged: 1, resultData: null, createdAt: new Date() });
+        await em.flush();
+        assert.equal((await fetch(h.links.url(pending, new Date(Date.now() + 3_600_000)), { headers: { 'x-forwarded-for': '192.0.2.5' } })).status, 404);
+      });
     });
 
     it('serves the OpenAPI document generated from the schemas', async () => {

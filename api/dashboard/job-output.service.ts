@@ -1,6 +1,5 @@
 // What a finished job produced, in a form a page can show: media by its signed download_url, text
 // outputs (transcripts, translations, comments) read from the job's output file.
-import fs from 'node:fs/promises';
 import type { EntityManager } from '@mikro-orm/core';
 import type { Account } from '../../db/account.entity';
 import { findAccountJob } from '../../db/jobs.repository';
@@ -9,6 +8,7 @@ import type { Comment } from '../../engines/comments/provider';
 import { DomainError } from '../../lib/errors';
 import type { ApiDeps } from '../context';
 import { jobResource, type JobResource } from '../services/jobs.service';
+import { storedOutput } from '../services/outputs.service';
 
 /** Larger text outputs are offered for download only. */
 const MAX_INLINE_BYTES = 5 * 1024 * 1024;
@@ -61,11 +61,8 @@ export function parseCues(text: string): Segment[] {
 }
 
 async function readOutput(deps: Pick<ApiDeps, 'storage'>, job: Job): Promise<string | null> {
-  if (!job.outputFile) return null;
-  const file = deps.storage.filePath(job.outputFile);
-  const stat = await fs.stat(file).catch(() => null);
-  if (!stat || stat.size > MAX_INLINE_BYTES) return null;
-  return fs.readFile(file, 'utf8');
+  const out = await storedOutput(deps.storage, job);
+  return out.ok ? deps.storage.readOutputText(out.relative, MAX_INLINE_BYTES) : null;
 }
 
 function segmentsOf(json: unknown): Segment[] {

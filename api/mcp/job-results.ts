@@ -1,7 +1,5 @@
 // A job as an MCP tool result: wait for it with progress, then its result data, download link and,
 // where it helps an agent, the output itself (text inline, small images as images).
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/core';
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
 import type { Account } from '../../db/account.entity';
@@ -9,8 +7,8 @@ import { findAccountJob } from '../../db/jobs.repository';
 import { DomainError } from '../../lib/errors';
 import { OPERATIONS, type OutputKind } from '../../lib/operations';
 import type { ApiDeps } from '../context';
-import { FILE_CONTENT_TYPES } from '../files.routes';
 import { getJob, type JobResource } from '../services/jobs.service';
+import { storedOutput } from '../services/outputs.service';
 
 /** Text outputs longer than this are cut (an agent's context is the limit), with a note and the link. */
 export const INLINE_TEXT_MAX_CHARS = 20_000;
@@ -56,7 +54,8 @@ export async function waitForJob(
 }
 
 export interface JobOutputFile {
-  file: string;
+  /** Its path in storage. */
+  relative: string;
   mimeType: string;
   size: number;
   kind: OutputKind;
@@ -68,13 +67,18 @@ export async function jobOutputFile(caller: McpCaller, jobId: string): Promise<J
   const job = await findAccountJob(caller.deps.orm.em.fork(), caller.account.id, jobId);
   if (!job) throw DomainError.notFound(`No job with id ${jobId} in this account`);
   if (job.status === 'failed') throw DomainError.notFound(`Job ${job.id} failed, so it has no output: ${job.errorMessage ?? ''}`);
-  if (job.status !== 'completed' || !job.outputFile) throw DomainError.notFound(`Job ${job.id} has no output yet: it is ${job.status}`);
-  if (job.expiresAt && job.expiresAt.getTime() <= Date.now()) throw new DomainError('gone', `The output of job ${job.id} has expired; create a new job to get it again`);
-  const file = caller.deps.storage.filePath(job.outputFile);
-  const stat = await fs.stat(file).catch(() => null);
-  if (!stat) throw new DomainError('gone', `The output of job ${job.id} is no longer stored; create a new job to get it again`);
-  const mimeType = FILE_CONTENT_TYPES[path.extname(file).slice(1).toLowerCase()] ?? 'application/octet-stream';
-  return { file, mimeType, size: stat.size, kind: OPERATIONS[job.jobType].output };
+  const out = await storedOutput(caller.deps.storage, job);
+  if (!out.ok && out.reason === 'none') throw DomainError.notFound(`Job ${job.id} has no output yet: it is ${job.status}`);
+  if (!out.ok && out.reason === 'expired') throw new DomainError('gone', `The output of job ${job.id} has expired; create a new job to get it again`);
+  if (!out.ok) throw new DomainError('gone', `The output of job ${job.id} is no longer stored; create a new job to get it again`);
+  return { relative: out.relative, mimeType: out.contentType, size: out.size, kind: OPERATIONS[job.jobType].output };
+}
+
+/** The output's text; gone between the check and the read, the same 410 as the check gives. */
+export async function outputText(caller: McpCaller, jobId: string, out: JobOutputFile): Promise<string> {
+  const text = await caller.deps.storage.readOutputText(out.relative);
+  if (text === null) throw new DomainError('gone', `The output of job ${jobId} is no longer stored; create a new job to get it again`);
+  return text;
 }
 
 /** Whether an output is text an agent can read inline (transcripts, translations, comments, hashes). */
@@ -92,14 +96,15 @@ function truncated(text: string, job: JobResource): string {
 async function outputContent(caller: McpCaller, job: JobResource): Promise<ContentBlock[]> {
   const out = await jobOutputFile(caller, job.job_id);
   if (isTextOutput(out)) {
-    const text = await fs.readFile(out.file, 'utf8');
+    const text = await outputText(caller, job.job_id, out);
     return [
       { type: 'text', text: truncated(text, job) },
       { type: 'resource_link', uri: outputUri(job.job_id), name: `output of job ${job.job_id}`, mimeType: out.mimeType, size: out.size },
     ];
   }
   if (out.mimeType.startsWith('image/') && out.size <= INLINE_IMAGE_MAX_BYTES) {
-    return [{ type: 'image', data: (await fs.readFile(out.file)).toString('base64'), mimeType: out.mimeType }];
+    const bytes = await caller.deps.storage.readOutput(out.relative, INLINE_IMAGE_MAX_BYTES);
+    if (bytes) return [{ type: 'image', data: bytes.toString('base64'), mimeType: out.mimeType }];
   }
   return [];
 }

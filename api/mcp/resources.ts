@@ -1,10 +1,9 @@
 // MCP resources: `job://{job_id}` (the Job resource as JSON) and `job://{job_id}/output` (a text
 // output: transcript, translation, comments JSON, hashes), for the key's own account only.
-import fs from 'node:fs/promises';
 import type { ListResourcesResult, ReadResourceResult, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import { listJobs, getJob } from '../services/jobs.service';
 import { DomainError } from '../../lib/errors';
-import { isTextOutput, jobOutputFile, outputUri, type McpCaller } from './job-results';
+import { isTextOutput, jobOutputFile, outputText, outputUri, type McpCaller } from './job-results';
 
 export const RESOURCE_TEMPLATES: ResourceTemplate[] = [
   { uriTemplate: 'job://{job_id}', name: 'job', title: 'A job', description: 'The Job resource: status, progress, parameters, result_data, download_url, error_message', mimeType: 'application/json' },
@@ -36,5 +35,5 @@ export async function readResource(caller: McpCaller, uri: string): Promise<Read
   }
   const out = await jobOutputFile(caller, jobId);
   if (!isTextOutput(out)) throw DomainError.invalid(`The output of job ${jobId} is media (${out.mimeType}), not text; fetch it from the job's download_url`);
-  return { contents: [{ uri: outputUri(jobId), mimeType: out.mimeType, text: await fs.readFile(out.file, 'utf8') }] };
+  return { contents: [{ uri: outputUri(jobId), mimeType: out.mimeType, text: await outputText(caller, jobId, out) }] };
 }

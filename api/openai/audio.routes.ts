@@ -2,7 +2,6 @@
 // work with base_url pointed here. Each call is a transcribe or translate job (charged, listed,
 // durable); the request waits on it and answers in OpenAI's shapes. Errors are OpenAI-shaped
 // (api/error.middleware.ts).
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import Router from '@koa/router';
@@ -152,7 +151,11 @@ const languageName = (code: string) => (languageNames.of(code) ?? code).toLowerC
 
 /** The body of a completed job in the requested response format. */
 async function rendered(deps: ApiDeps, job: Job, req: AudioRequest, task: 'transcribe' | 'translate'): Promise<{ type: string; body: string | object }> {
-  const file = deps.storage.filePath(job.outputFile ?? '');
+  const output = async (): Promise<string> => {
+    const content = job.outputFile ? await deps.storage.readOutputText(job.outputFile) : null;
+    if (content === null) throw new DomainError('gone', `The output of job ${job.id} is no longer stored; create a new job`);
+    return content;
+  };
   const data = job.resultData ?? {};
   const text = String(task === 'transcribe' ? data.text : data.translated_text);
   switch (req.response_format) {
@@ -161,15 +164,18 @@ async function rendered(deps: ApiDeps, job: Job, req: AudioRequest, task: 'trans
     case 'text':
       return { type: 'text/plain; charset=utf-8', body: `${text}\n` };
     case 'srt':
-      return { type: 'application/x-subrip; charset=utf-8', body: await fs.readFile(file, 'utf8') };
+      return { type: 'application/x-subrip; charset=utf-8', body: await output() };
     case 'vtt':
-      return { type: 'text/vtt; charset=utf-8', body: await fs.readFile(file, 'utf8') };
+      return { type: 'text/vtt; charset=utf-8', body: await output() };
     case 'verbose_json': {
-      const transcript = JSON.parse(await fs.readFile(file, 'utf8')) as TranscriptFile;
-      const decoding = await fs
-        .readFile(path.join(path.dirname(file), DECODING_FILE), 'utf8')
-        .then((s) => (JSON.parse(s) as { segments: (SegmentDecoding | null)[] }).segments)
-        .catch(() => [] as (SegmentDecoding | null)[]);
+      const transcript = JSON.parse(await output()) as TranscriptFile;
+      const decodingFile = await deps.storage.readOutputText(path.join(path.dirname(job.outputFile ?? ''), DECODING_FILE));
+      let decoding: (SegmentDecoding | null)[] = [];
+      try {
+        decoding = decodingFile ? (JSON.parse(decodingFile) as { segments: (SegmentDecoding | null)[] }).segments : [];
+      } catch {
+        // decoder figures are extras: without them the segments carry zeros, as for older jobs
+      }
       const granularities = req.timestamp_granularities.length ? req.timestamp_granularities : ['segment'];
       const language = task === 'transcribe' ? String(data.language) : String(data.target_language);
       const body: Record<string, unknown> = { task, language: languageName(language), duration: Number(data.duration ?? 0), text };
@@ -212,7 +218,8 @@ function streamTranscription(ctx: ApiContext, deps: ApiDeps, jobId: string): voi
       em.clear();
       const job = await findAccountJob(em, account.id, jobId);
       if (job?.status === 'completed') {
-        const transcript = JSON.parse(await fs.readFile(deps.storage.filePath(job.outputFile ?? ''), 'utf8')) as TranscriptFile;
+        const content = job.outputFile ? await deps.storage.readOutputText(job.outputFile) : null;
+        const transcript = (content ? JSON.parse(content) : { segments: [] }) as TranscriptFile;
         for (const seg of transcript.segments.slice(sent)) delta(seg.text);
         send({ type: 'transcript.text.done', text: String(job.resultData?.text ?? '') });
         break;
