@@ -54,10 +54,11 @@ export function createCommentsActivities(deps: CommentsDeps) {
         }));
         const file = toCommentsFile(input.url, result);
         const outputFile = storage.outputRelative(input.jobId, COMMENTS_FILE_NAME);
-        const abs = storage.filePath(outputFile);
+        const abs = storage.outputPath(outputFile);
         await fs.mkdir(path.dirname(abs), { recursive: true });
         await fs.writeFile(`${abs}.tmp`, JSON.stringify(file));
         await fs.rename(`${abs}.tmp`, abs);
+        await storage.commitOutput(outputFile);
         const topLevel = file.comments.length;
         return {
           outputFile,

@@ -50,7 +50,7 @@ export function createDownloadActivities(deps: DownloadDeps) {
       }
       const step = finalStep(input.quality, input.format, codecs, path.extname(src).slice(1) || 'bin');
       const relative = storage.outputRelative(input.jobId, `output.${step.ext}`);
-      const out = storage.filePath(relative);
+      const out = storage.outputPath(relative);
       await fs.mkdir(path.dirname(out), { recursive: true });
       if (step.outputOptions === null) {
         await fs.copyFile(src, out);
@@ -73,6 +73,7 @@ export function createDownloadActivities(deps: DownloadDeps) {
       }
       const result = await ffmpeg.probe(out);
       const stat = await fs.stat(out);
+      await storage.commitOutput(relative);
       return {
         outputFile: relative,
         resultData: { title: input.title, duration: roundMs(durationOf(result)), format: step.ext, filesize: stat.size },
@@ -168,7 +169,7 @@ export function createDownloadActivities(deps: DownloadDeps) {
         const cut = start > 0 || end < sourceDuration - 0.001;
         const step = editStep(input.quality, input.format, codecs, path.extname(src).slice(1) || 'bin', cut);
         const relative = storage.outputRelative(input.jobId, `output.${step.ext}`);
-        const out = storage.filePath(relative);
+        const out = storage.outputPath(relative);
         await fs.mkdir(path.dirname(out), { recursive: true });
         const { log } = await ffmpeg.run({
           args: [...window(start, end), '-i', src, '-y', ...step.outputOptions, ...(filters.length ? ['-af', filters.join(',')] : []), out],
@@ -195,6 +196,7 @@ export function createDownloadActivities(deps: DownloadDeps) {
         }
         const result = await ffmpeg.probe(out);
         const stat = await fs.stat(out);
+        await storage.commitOutput(relative);
         return {
           outputFile: relative,
           resultData: { title: input.title, duration: roundMs(durationOf(result)), format: step.ext, filesize: stat.size, ...resultData },

@@ -44,9 +44,10 @@ export function createFingerprintActivities(deps: FingerprintDeps) {
       const hashes = await imageHashes(png, input.hashSize);
       const resultData = { ...hashes, hash_size: input.hashSize, frame_timestamp: formatTimestamp(t), title: input.title };
       const relative = storage.outputRelative(input.jobId, 'fingerprint.json');
-      const out = storage.filePath(relative);
+      const out = storage.outputPath(relative);
       await fs.mkdir(path.dirname(out), { recursive: true });
       await fs.writeFile(out, JSON.stringify(resultData, null, 2) + '\n');
+      await storage.commitOutput(relative);
       return { outputFile: relative, resultData };
     },
   };

@@ -35,7 +35,7 @@ export function createPreviewActivities(deps: PreviewDeps) {
       const width = p.width;
       const ext = p.preview_type === 'gif' ? 'gif' : p.preview_type === 'clip' ? 'mp4' : 'jpg';
       const relative = storage.outputRelative(input.jobId, `preview.${ext}`);
-      const out = storage.filePath(relative);
+      const out = storage.outputPath(relative);
       await fs.mkdir(path.dirname(out), { recursive: true });
       await fs.rm(out, { force: true }); // a retry must not measure an earlier attempt's file
       const at = (v: string | null, fallback: number) => (v === null ? fallback : (parseTimeString(v) ?? fallback));
@@ -89,6 +89,8 @@ export function createPreviewActivities(deps: PreviewDeps) {
         const frames = Number(stream.nb_read_packets ?? 0);
         fps = outDuration > 0 ? Math.round(frames / outDuration) : 0;
       }
+      const filesize = (await fs.stat(out)).size;
+      await storage.commitOutput(relative);
       return {
         outputFile: relative,
         resultData: {
@@ -97,7 +99,7 @@ export function createPreviewActivities(deps: PreviewDeps) {
           height: stream.height,
           duration: outDuration,
           fps,
-          filesize: (await fs.stat(out)).size,
+          filesize,
         },
       };
   }

@@ -248,8 +248,10 @@ export function createSourceActivities(deps: SourceDeps) {
     async probeSource(url: string): Promise<SourceSummary> {
       const upload = uploadIdOf(url);
       if (upload) {
-        const probed = await ffmpeg.probe(storage.uploadPath(upload));
-        return withinLimits({ id: upload, title: (await storage.readUploadInfo(upload))?.filename ?? upload, duration: probed.format.duration ?? null }, limitsOf({}));
+        // measured when it was received (an older history's step: jobs now take uploads in resolveSource)
+        const info = await storage.readUploadInfo(upload);
+        if (!info) throw ApplicationFailure.nonRetryable(`Upload ${upload} is no longer stored: it expired before the job ran; upload the file again`, FAILURE_TYPES.unavailable);
+        return withinLimits({ id: upload, title: info.filename, duration: info.duration ?? null }, limitsOf({}));
       }
       return withinLimits(await probe(url), limitsOf({}));
     },

@@ -122,10 +122,11 @@ export function createSpeechActivities(deps: SpeechDeps) {
 
   async function writeOutput(jobId: string, format: SpeechOutputFormat, json: unknown, cues: Cue[]): Promise<string> {
     const relative = storage.outputRelative(jobId, `output.${format}`);
-    const out = storage.filePath(relative);
+    const out = storage.outputPath(relative);
     await fs.mkdir(path.dirname(out), { recursive: true });
     const body = format === 'json' ? `${JSON.stringify(json, null, 2)}\n` : format === 'srt' ? toSrt(cues) : toVtt(cues);
     await fs.writeFile(out, body, 'utf8');
+    await storage.commitOutput(relative);
     return relative;
   }
 
@@ -134,8 +135,11 @@ export function createSpeechActivities(deps: SpeechDeps) {
    * file has no place for them, and the OpenAI-compatible routes' verbose_json shows them.
    */
   async function writeDecoding(jobId: string, segments: WhisperSegment[]): Promise<void> {
-    const out = storage.filePath(storage.outputRelative(jobId, DECODING_FILE));
+    const relative = storage.outputRelative(jobId, DECODING_FILE);
+    const out = storage.outputPath(relative);
+    await fs.mkdir(path.dirname(out), { recursive: true });
     await fs.writeFile(out, JSON.stringify({ segments: segments.map((s) => s.decoding ?? null) }), 'utf8');
+    await storage.commitOutput(relative);
   }
 
   /** What recognition needs for a request: the model, Whisper's passes, and languages whose English pass can be skipped. */

@@ -15,24 +15,26 @@ export interface UploadedSource {
   duration: number | null;
 }
 
-/** Puts upload `uploadId` in the job's work folder (a hard link where it can, else a copy) and measures it against the limits. */
+/** Puts upload `uploadId` in the job's work folder (from storage: a hard link on local disk, a download from the bucket) and measures it against the limits. */
 export async function takeUpload(deps: { storage: Storage; ffmpeg: FfmpegEngine }, jobId: string, uploadId: string, limits: SourceLimits): Promise<UploadedSource> {
   const { storage, ffmpeg } = deps;
-  const stored = storage.uploadPath(uploadId);
-  const found = await fs.stat(stored).catch(() => null);
-  if (!found) throw ApplicationFailure.nonRetryable(`Upload ${uploadId} is no longer stored: it expired before the job ran; upload the file again`, FAILURE_TYPES.unavailable);
+  const gone = () => ApplicationFailure.nonRetryable(`Upload ${uploadId} is no longer stored: it expired before the job ran; upload the file again`, FAILURE_TYPES.unavailable);
+  const workDir = storage.workDirOf(jobId);
+  const received = path.join(workDir, 'download', 'upload');
+  await fs.mkdir(path.dirname(received), { recursive: true });
+  await fs.rm(received, { force: true });
   // measured when it was received; an upload stored without its info is measured again
   const info = await storage.readUploadInfo(uploadId);
-  const probed = info ? null : await ffmpeg.probe(stored);
+  if (info && info.duration != null && info.duration > limits.maxSeconds) throw ApplicationFailure.nonRetryable(tooLongMessage(limits, info.duration), FAILURE_TYPES.rejected);
+  if (!(await storage.fetchUpload(uploadId, received))) throw gone();
+  const probed = info ? null : await ffmpeg.probe(received);
   const contentType = info?.content_type ?? mediaContentType(probed?.format.format_name ?? '', Boolean(probed?.streams.some((s) => s.codec_type === 'video')));
   const duration = info ? (info.duration ?? null) : (probed?.format.duration ?? null);
   if (duration !== null && duration > limits.maxSeconds) throw ApplicationFailure.nonRetryable(tooLongMessage(limits, duration), FAILURE_TYPES.rejected);
-  const workDir = storage.workDirOf(jobId);
+  // the tools read the container from the name
   const file = path.join(workDir, 'download', `source.${extensionOf(contentType)}`);
-  await fs.mkdir(path.dirname(file), { recursive: true });
   await fs.rm(file, { force: true });
-  // the job's folder is removed when it ends: a link leaves the upload itself in place
-  await fs.link(stored, file).catch(() => fs.copyFile(stored, file));
+  await fs.rename(received, file);
   const title = (info?.filename ?? 'upload').replace(/\.[^.]+$/, '') || 'upload';
   return { sourceFile: path.relative(workDir, file), title, duration };
 }

@@ -28,6 +28,7 @@ registry.registerPath({
         ]),
       ),
     },
+    302: { description: 'With S3_DOWNLOADS=redirect: Location is a presigned URL of the file in the bucket, valid for 5 minutes' },
     206: { description: 'The requested byte range of the file (Content-Range says which, and the file size)', content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
     ...errorResponses(404, 410, 416, 429),
   },
@@ -37,6 +38,9 @@ function downloadName(title: unknown, ext: string): string {
   const base = typeof title === 'string' ? title.replace(/[^\p{L}\p{N} ._-]+/gu, '').trim().slice(0, 100) : '';
   return `${base || 'output'}.${ext}`;
 }
+
+/** How long a presigned bucket URL a download link redirects to lives (S3_DOWNLOADS=redirect). */
+const DIRECT_URL_SECONDS = 300;
 
 /** Fetches of one download link per minute. */
 export const FILE_LINK_REQUESTS_PER_MINUTE = 60;
@@ -58,24 +62,31 @@ export function filesRoutes(deps: ApiDeps): Router<ApiState> {
     if (!out.ok && out.reason === 'none') throw DomainError.notFound('Unknown download link');
     if (!out.ok && out.reason === 'expired') throw new DomainError('gone', 'This download link has expired; create a new job to get the file again');
     if (!out.ok) throw new DomainError('gone', 'The file behind this link is no longer stored; create a new job');
+    const name = downloadName(job.resultData?.title, out.ext);
+    // S3_DOWNLOADS=redirect: the bucket serves the bytes (and ranges) under a URL that lives a few minutes
+    const direct = await deps.storage.directOutputUrl(out.relative, DIRECT_URL_SECONDS, name);
+    if (direct) {
+      ctx.set('Cache-Control', 'private, no-store');
+      ctx.redirect(direct);
+      return;
+    }
     const range = byteRange(ctx.get('Range') || undefined, out.size, ctx.get('If-Range') || undefined);
     if (range === 'unsatisfiable') {
       throw new DomainError('range_not_satisfiable', `The range ${ctx.get('Range')} starts past the end of the file, which is ${out.size} bytes`, { contentRange: `bytes */${out.size}` });
     }
     ctx.set('Content-Type', out.contentType);
     ctx.set('Accept-Ranges', 'bytes');
-    const name = downloadName(job.resultData?.title, out.ext);
     ctx.set('Content-Disposition', `attachment; filename="${name.replace(/[^\x20-\x7e]/g, '_').replace(/"/g, '')}"; filename*=UTF-8''${encodeURIComponent(name)}`);
     ctx.set('Cache-Control', 'private, no-store');
     if (range) {
       ctx.status = 206;
       ctx.set('Content-Range', `bytes ${range.start}-${range.end}/${out.size}`);
       ctx.set('Content-Length', String(range.end - range.start + 1));
-      ctx.body = deps.storage.openOutput(out.relative, range);
+      ctx.body = await deps.storage.openOutput(out.relative, range);
       return;
     }
     ctx.set('Content-Length', String(out.size));
-    ctx.body = deps.storage.openOutput(out.relative);
+    ctx.body = await deps.storage.openOutput(out.relative);
   });
 
   return router;

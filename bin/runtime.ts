@@ -11,7 +11,7 @@ import { openOrm } from '../db/orm';
 import { jobCountsByPlan } from '../db/jobs.repository';
 import { serverSecret } from '../db/secrets.repository';
 import { createSpeechServices } from '../engines/speech/services';
-import { Storage } from '../engines/storage';
+import { openStorage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import { log } from '../lib/logger';
 import { METRICS_CONTENT_TYPE, metricsText, setBacklogReader, setJobsByPlanReader } from '../lib/metrics';
@@ -96,7 +96,7 @@ export async function startApi(config: Config, orm: MikroORM, address: string): 
     orchestrator,
     dispatcher,
     links: new FileLinks(secret, config.publicBaseUrl),
-    storage: new Storage(config),
+    storage: await openStorage(config),
     speech: createSpeechServices(config),
   });
   const server = createApiServer(app.callback());

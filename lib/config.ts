@@ -28,6 +28,13 @@ const EnvSchema = z.object({
   TEMPORAL_UI_PORT: z.coerce.number().int().default(8233),
   TEMPORAL_DEV_PORT: z.coerce.number().int().default(7233),
   DOWNLOAD_URL_TTL_MINUTES: z.coerce.number().positive().default(60),
+  STORAGE: z.enum(['local', 's3']).default('local'),
+  S3_BUCKET: z.string().optional(),
+  S3_REGION: z.string().default('us-east-1'),
+  S3_ENDPOINT: z.string().url().optional(),
+  S3_FORCE_PATH_STYLE: flag,
+  S3_PREFIX: z.string().default(''),
+  S3_DOWNLOADS: z.enum(['stream', 'redirect']).default('stream'),
   ALLOW_PRIVATE_NETWORK: flag,
   MAX_SOURCE_DURATION_SECONDS: z.coerce.number().positive().default(4 * 3600),
   MAX_SOURCE_BYTES: z.coerce.number().positive().default(4 * 1024 ** 3),
@@ -89,6 +96,10 @@ export type Config = {
   workDir: string;
   /** Files clients sent (POST /v1/uploads), one per upload id. */
   uploadsDir: string;
+  /** Where outputs and uploads are kept: DATA_DIR (local) or an S3-compatible bucket (s3). */
+  storage: 'local' | 's3';
+  /** The bucket (STORAGE=s3); credentials come from the AWS SDK's default chain. S3_DOWNLOADS: links stream from the bucket, or redirect to a presigned URL. */
+  s3: { bucket: string; region: string; endpoint: string | undefined; forcePathStyle: boolean; prefix: string; downloads: 'stream' | 'redirect' };
   publicBaseUrl: string;
   databaseUrl: string | undefined;
   sqlitePath: string;
@@ -163,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
+  if (e.STORAGE === 's3' && !e.S3_BUCKET) throw new Error('Invalid configuration:\n  S3_BUCKET: STORAGE=s3 needs the bucket to keep outputs and uploads in');
   const dataDir = path.resolve(e.DATA_DIR);
   return {
     port: e.PORT,
@@ -171,6 +183,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     filesDir: path.join(dataDir, 'files'),
     workDir: path.join(dataDir, 'work'),
     uploadsDir: path.join(dataDir, 'uploads'),
+    storage: e.STORAGE,
+    s3: {
+      bucket: e.S3_BUCKET ?? '',
+      region: e.S3_REGION,
+      endpoint: e.S3_ENDPOINT || undefined,
+      forcePathStyle: e.S3_FORCE_PATH_STYLE,
+      // a prefix is a folder in the bucket: "outputs" and "outputs/" name the same one
+      prefix: e.S3_PREFIX ? `${e.S3_PREFIX.replace(/^\/+|\/+$/g, '')}/` : '',
+      downloads: e.S3_DOWNLOADS,
+    },
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, ''),
     databaseUrl: e.DATABASE_URL || undefined,
     sqlitePath: path.join(dataDir, 'mediasvc.sqlite'),

@@ -526,8 +526,8 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         const id = crypto.randomUUID();
         const rel = h.storage.outputRelative(id, 'output.mp4');
         const bytes = crypto.randomBytes(2048);
-        fs.mkdirSync(path.dirname(h.storage.filePath(rel)), { recursive: true });
-        fs.writeFileSync(h.storage.filePath(rel), bytes);
+        fs.mkdirSync(path.dirname(h.storage.outputPath(rel)), { recursive: true });
+        fs.writeFileSync(h.storage.outputPath(rel), bytes);
         const em = h.orm.em.fork();
         em.create(Job, { id, accountId, jobType: 'download', status: 'completed', sourceUrl: SOURCE, parameters: {}, creditsCharged: 1, resultData: { title: 'Clip "one"' }, outputFile: rel, completedAt: new Date(), expiresAt, createdAt: new Date() });
         await em.flush();

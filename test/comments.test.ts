@@ -9,7 +9,7 @@ import { createYtDlpCommentsProvider } from '../engines/comments/ytdlp-comments'
 import { loadConfig } from '../lib/config';
 import { FAILURE_TYPES } from '../lib/jobs';
 import { testEgress } from './helpers/egress';
-import { Storage } from '../engines/storage';
+import { LocalStorage, Storage } from '../engines/storage';
 import { expectNonRetryable, runActivity } from './helpers/activity-env';
 import { peerTubeExpected, peerTubeOrder, PT_DELETED_ROOTS, PT_THREADS, PT_VIDEOS, startPeerTubeFixture, type PeerTubeFixture } from './helpers/peertube-fixture';
 import { startYtcFixture, YTC_BASE_TS, YTC_THREADS, ytcLikes, ytcThreads, YTDLP_PLUGIN_DIR, type YtcFixture } from './helpers/ytdlp-comments-fixture';
@@ -51,7 +51,7 @@ describe('comments operation: providers and the extractComments activity', funct
 
   before(() => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-comments-'));
-    storage = new Storage(loadConfig({ DATA_DIR: dataDir }));
+    storage = new LocalStorage(loadConfig({ DATA_DIR: dataDir }));
   });
   after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
@@ -61,7 +61,7 @@ describe('comments operation: providers and the extractComments activity', funct
     const jobId = `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`;
     const out = await runActivity(acts.extractComments, { jobId, url, maxComments: 100, sort: 'top', includeReplies: true, progressRange: [0, 99], ...over });
     assert.equal(out.outputFile, path.join(jobId, 'comments.json'));
-    const file = JSON.parse(fs.readFileSync(storage.filePath(out.outputFile), 'utf8')) as CommentsFile;
+    const file = JSON.parse(fs.readFileSync(storage.outputPath(out.outputFile), 'utf8')) as CommentsFile;
     assertShape(file);
     const replies = file.comments.reduce((s, c) => s + c.replies.length, 0);
     assert.deepEqual(out.resultData, { title: file.title, comment_count: file.comment_count, top_level_count: file.comments.length, reply_count: replies, sort: over.sort ?? 'top' });

@@ -132,16 +132,16 @@ describe('janitor', () => {
     const ids = { old: crypto.randomUUID(), live: crypto.randomUUID() };
     for (const [name, id] of Object.entries(ids)) {
       const rel = h.storage.outputRelative(id, 'output.mp4');
-      fs.mkdirSync(path.dirname(h.storage.filePath(rel)), { recursive: true });
-      fs.writeFileSync(h.storage.filePath(rel), 'bytes');
+      fs.mkdirSync(path.dirname(h.storage.outputPath(rel)), { recursive: true });
+      fs.writeFileSync(h.storage.outputPath(rel), 'bytes');
       const expiresAt = new Date(Date.now() + (name === 'old' ? -60_000 : 3_600_000));
       em.create(Job, { id, accountId: a.accountId, jobType: 'download', status: 'completed', sourceUrl: 'http://x/', parameters: {}, creditsCharged: 1, resultData: {}, outputFile: rel, expiresAt, completedAt: new Date(), createdAt: new Date() });
     }
     await em.flush();
     const { sweep } = await import('../activities/maintenance.activities');
     assert.deepEqual(await sweep(h.orm, h.storage), { filesRemoved: 1, uploadsRemoved: 0 });
-    assert.equal(fs.existsSync(h.storage.filePath(h.storage.outputRelative(ids.old, 'output.mp4'))), false);
-    assert.equal(fs.existsSync(h.storage.filePath(h.storage.outputRelative(ids.live, 'output.mp4'))), true);
+    assert.equal(fs.existsSync(h.storage.outputPath(h.storage.outputRelative(ids.old, 'output.mp4'))), false);
+    assert.equal(fs.existsSync(h.storage.outputPath(h.storage.outputRelative(ids.live, 'output.mp4'))), true);
     const job = await h.request('GET', `/v1/jobs/${ids.live}`, { key: a.key });
     assert.equal((await fetch(job.body.download_url)).status, 200);
     assert.equal((await fetch(h.links.url(ids.old, new Date(Date.now() - 60_000)))).status, 410);
@@ -155,7 +155,7 @@ describe('janitor', () => {
     fs.mkdirSync(h.config.uploadsDir, { recursive: true });
     for (const [name, id] of Object.entries(ids)) {
       fs.writeFileSync(h.storage.uploadPath(id), 'bytes');
-      await h.storage.writeUploadInfo(id, { filename: `${name}.mp4`, content_type: 'video/mp4' });
+      await h.storage.commitUpload(id, { filename: `${name}.mp4`, content_type: 'video/mp4' });
       em.create(Upload, { id, accountId: a.accountId, filename: `${name}.mp4`, size: 5, contentType: 'video/mp4', createdAt: new Date(), expiresAt: new Date(Date.now() + (name === 'old' ? -60_000 : 3_600_000)) });
     }
     await em.flush();

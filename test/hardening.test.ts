@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { createFingerprintActivities } from '../activities/fingerprint.activities';
 import { createSourceActivities, type ResolvedSource, type SourceDeps } from '../activities/source.activities';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
-import { Storage } from '../engines/storage';
+import { LocalStorage, Storage } from '../engines/storage';
 import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
 import { loadConfig } from '../lib/config';
 import { FAILURE_TYPES } from '../lib/jobs';
@@ -57,7 +57,7 @@ describe('hostile pictures: an image bomb is refused before any tool decodes it'
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    storage = new Storage(loadConfig({ DATA_DIR: dir }));
+    storage = new LocalStorage(loadConfig({ DATA_DIR: dir }));
   });
   after(async () => {
     server?.close();
@@ -96,7 +96,7 @@ describe('what a failure may say: the source\'s problem in our words, never a pa
   let server: http.Server;
   let base: string;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-words-'));
-  const storage = new Storage(loadConfig({ DATA_DIR: dir }));
+  const storage = new LocalStorage(loadConfig({ DATA_DIR: dir }));
   const config = loadConfig({ ALLOW_PRIVATE_NETWORK: '1' });
   const limits: SourceDeps['config'] = { allowPrivateNetwork: true, maxSourceDurationSeconds: 4 * 3600, maxSourceBytes: 4 * 1024 ** 3, allowLive: false };
   const acts = async () =>

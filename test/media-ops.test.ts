@@ -17,7 +17,7 @@ import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
 import { loadConfig, projectRoot } from '../lib/config';
 import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
 import type { DownloadFormat, PreviewParams, Quality } from '../lib/operations';
-import { Storage } from '../engines/storage';
+import { LocalStorage, Storage } from '../engines/storage';
 import { activityEnv, expectNonRetryable } from './helpers/activity-env';
 import { testEgress } from './helpers/egress';
 import { FIXTURE, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
@@ -97,7 +97,7 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-ops-'));
     scratch = path.join(dataDir, 'scratch');
     fs.mkdirSync(scratch);
-    storage = new Storage(loadConfig({ DATA_DIR: dataDir }));
+    storage = new LocalStorage(loadConfig({ DATA_DIR: dataDir }));
   });
   after(async () => {
     await fx?.close();
@@ -127,7 +127,7 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
       progressRange: [50, 99],
     };
     const out = (await activityEnv((p) => opts.beats?.push(p)).run(editActs().processDownload, input)) as JobOutput;
-    const file = storage.filePath(out.outputFile);
+    const file = storage.outputPath(out.outputFile);
     assert.equal(out.resultData.filesize, fs.statSync(file).size);
     const probe = await ffprobe(file);
     assert.ok(Math.abs(Number(out.resultData.duration) - Number(probe.format.duration)) < 0.01);
@@ -263,7 +263,7 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
       const { jobId, sourceFile } = await fetchSource(urlPath, '720p');
       const beats: number[] = [];
       const out = (await activityEnv((p) => beats.push(p)).run(previewActs().makePreview, { jobId, sourceFile, params, progressRange: [60, 99] as [number, number] })) as JobOutput;
-      const file = storage.filePath(out.outputFile);
+      const file = storage.outputPath(out.outputFile);
       const probe = await ffprobe(file);
       const v = videoStream(probe)!;
       const r = out.resultData;
@@ -321,7 +321,7 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
         await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25', '-f', 'lavfi', '-i', 'sine=frequency=440', '-t', String(seconds), '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', path.join(dir, 'source.mp4')]);
         const params = defaults({ preview_type: 'mosaic', columns, rows, width: 640 });
         const out = (await activityEnv().run(previewActs().makePreview, { jobId, sourceFile: 'download/source.mp4', params, progressRange: [60, 99] as [number, number] })) as JobOutput;
-        const { data, info } = await sharp(storage.filePath(out.outputFile)).greyscale().raw().toBuffer({ resolveWithObject: true });
+        const { data, info } = await sharp(storage.outputPath(out.outputFile)).greyscale().raw().toBuffer({ resolveWithObject: true });
         const tw = Math.floor(info.width / columns);
         const th = Math.floor(info.height / rows);
         for (let r = 0; r < rows; r++) {
@@ -379,7 +379,7 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
       const { jobId, sourceFile } = await fetchSource(urlPath, '720p');
       const out = (await activityEnv().run(fingerprintActs().fingerprintFrame, { jobId, sourceFile, title: 'T', timestamp, hashSize, progressRange: [70, 99] as [number, number] })) as JobOutput;
       // the job's file is the same result as JSON
-      assert.deepEqual(JSON.parse(fs.readFileSync(storage.filePath(out.outputFile), 'utf8')), out.resultData);
+      assert.deepEqual(JSON.parse(fs.readFileSync(storage.outputPath(out.outputFile), 'utf8')), out.resultData);
       return out.resultData as unknown as ImageHashes & { hash_size: number; frame_timestamp: string; title: string };
     }
     const bits = (h: ImageHashes) => [h.average_hash, h.perceptual_hash, h.difference_hash];

@@ -13,7 +13,7 @@ import { createPreviewActivities } from '../activities/preview.activities';
 import { createSourceActivities, type ResolvedSource, type ResolveSourceInput, type SourceDeps } from '../activities/source.activities';
 import { startEgressProxy, type EgressProxy } from '../engines/egress/egress-proxy';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
-import { Storage } from '../engines/storage';
+import { LocalStorage, Storage } from '../engines/storage';
 import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
 import { loadConfig } from '../lib/config';
 import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
@@ -60,7 +60,7 @@ describe('seek reads: one-frame and short-window jobs fetch only what they read,
     origin = await startOrigin(cache, { bytesPerSecond: 12.5e6 });
     fx = await startFixturePlatform();
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-seek-'));
-    storage = new Storage(loadConfig({ DATA_DIR: dataDir }));
+    storage = new LocalStorage(loadConfig({ DATA_DIR: dataDir }));
   });
   after(async () => {
     await origin?.close();
@@ -105,7 +105,7 @@ describe('seek reads: one-frame and short-window jobs fetch only what they read,
       assert.ok(long.bytes < sizes['seek-600s.mp4']! / 3, `${long.bytes} B of a ${sizes['seek-600s.mp4']} B file`);
       assert.ok(!fs.existsSync(path.join(storage.workDirOf(long.jobId), 'download')), 'nothing was downloaded');
       if (kind === 'thumbnail') {
-        const v = videoStream(await ffprobe(storage.filePath(long.out.outputFile)))!;
+        const v = videoStream(await ffprobe(storage.outputPath(long.out.outputFile)))!;
         assert.equal(v.width, 320);
       }
       if (kind === 'gif') {
@@ -184,7 +184,7 @@ describe('seek reads: one-frame and short-window jobs fetch only what they read,
       const media = { url: mo.url('norange', 'speech-tail.mp4'), headers: {}, probe: null };
       const jobId = crypto.randomUUID();
       const out = (await activityEnv().run(preview, { jobId, sourceFile: null, media, params: params({ preview_type: 'mosaic', columns: 3, rows: 2, width: 480 }), progressRange: [40, 99] as [number, number] })) as JobOutput;
-      const v = videoStream(await ffprobe(storage.filePath(out.outputFile)))!;
+      const v = videoStream(await ffprobe(storage.outputPath(out.outputFile)))!;
       assert.deepEqual([v.codec_name, v.width, v.height], ['mjpeg', 480, 240]);
       assert.ok(fs.existsSync(path.join(storage.workDirOf(jobId), 'download', 'source.mp4')), 'the source was downloaded into the job\'s work folder');
       const fp = (await activityEnv().run(fingerprint, { jobId: crypto.randomUUID(), sourceFile: null, media, title: 't', timestamp: 5, hashSize: 8 as const, progressRange: [40, 99] as [number, number] })) as JobOutput;

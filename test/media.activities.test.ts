@@ -15,7 +15,7 @@ import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
 import { loadConfig } from '../lib/config';
 import { FAILURE_TYPES } from '../lib/jobs';
 import type { DownloadFormat, Quality } from '../lib/operations';
-import { Storage } from '../engines/storage';
+import { LocalStorage, Storage } from '../engines/storage';
 import { testEgress } from './helpers/egress';
 import { FIXTURE, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { activityEnv, runActivity, expectNonRetryable } from './helpers/activity-env';
@@ -36,7 +36,7 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
     egress = await testEgress();
     fx = await startFixturePlatform();
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-act-'));
-    storage = new Storage(loadConfig({ DATA_DIR: dataDir }));
+    storage = new LocalStorage(loadConfig({ DATA_DIR: dataDir }));
   });
   after(async () => {
     await fx?.close();
@@ -156,7 +156,7 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
       const sourceFile = (await activityEnv((p) => beats.push(p)).run(fetchActs().downloadSource, { jobId, url, quality, format, progressRange: [0, 80] as [number, number] })) as string;
       const finalize = createDownloadActivities({ ffmpeg, storage }).finalizeDownload;
       const out = (await activityEnv((p) => beats.push(p)).run(finalize, { jobId, sourceFile, quality, format, title: 'T', progressRange: [80, 99] as [number, number] })) as Awaited<ReturnType<typeof finalize>>;
-      const file = storage.filePath(out.outputFile);
+      const file = storage.outputPath(out.outputFile);
       const probe = await ffprobe(file);
       assert.equal(out.resultData.filesize, fs.statSync(file).size);
       assert.equal(out.resultData.title, 'T');

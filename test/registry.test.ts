@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { MikroORM } from '@mikro-orm/core';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
-import { Storage } from '../engines/storage';
+import { LocalStorage } from '../engines/storage';
 import { loadConfig } from '../lib/config';
 import { JOB_TYPES } from '../lib/jobs';
 import { OPERATIONS } from '../lib/operations';
@@ -47,7 +47,7 @@ describe('operation registry and queue table', () => {
 
   it('every activity that workflows call is registered on the queue it is sent to', () => {
     const config = loadConfig({ DATA_DIR: '/tmp/mediasvc-registry-test' });
-    const deps = { config, storage: new Storage(config), orm: {} as MikroORM, egress: {} as EgressProxy };
+    const deps = { config, storage: new LocalStorage(config), orm: {} as MikroORM, egress: {} as EgressProxy };
     for (const queue of TASK_QUEUES) {
       const registered = queueActivities(queue, deps);
       assert.deepEqual(missingActivities(queue, registered), [], queue);
@@ -57,7 +57,7 @@ describe('operation registry and queue table', () => {
 
   it('a worker refuses to start when its queue lacks an activity a workflow calls', () => {
     const config = loadConfig({ DATA_DIR: '/tmp/mediasvc-registry-test' });
-    const deps = { config, storage: new Storage(config), egress: {} as EgressProxy };
+    const deps = { config, storage: new LocalStorage(config), egress: {} as EgressProxy };
     const spec = QUEUE_TABLE['media-fetch'];
     const original = spec.activities;
     try {

@@ -14,7 +14,7 @@ import { planRoute, reachablePairs, translateRoute, type LanguagePair } from '..
 import { loadConfig } from '../lib/config';
 import type { JobOutput } from '../lib/jobs';
 import type { TranscribeParams, TranslateParams } from '../lib/operations';
-import { Storage } from '../engines/storage';
+import { LocalStorage } from '../engines/storage';
 import { activityEnv } from './helpers/activity-env';
 import { EXPECTED, SPEECH_DIR } from './helpers/speech-fixtures';
 import { assertMonotonic, parseSrtStrict, parseVttStrict, wordErrorRate } from './helpers/subtitles';
@@ -22,7 +22,7 @@ import { assertMonotonic, parseSrtStrict, parseVttStrict, wordErrorRate } from '
 
 describe('speech: model registry, Apertium and the faster-whisper activities', function () {
   const config = loadConfig({ ...process.env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-speech-')) });
-  const storage = new Storage(config);
+  const storage = new LocalStorage(config);
   const services = createSpeechServices(config);
   const activities = createSpeechActivities({
     whisper: createWhisperEngine({ python: config.whisperPython }),
@@ -48,14 +48,14 @@ describe('speech: model registry, Apertium and the faster-whisper activities', f
     const { jobId, sourceFile } = stage(file);
     const params: TranscribeParams = { url: 'http://x/', language: null, output_format: 'json', word_timestamps: true, model_size: 'base', webhook_url: null, ...p };
     const out = (await activityEnv((v) => progress.push(v)).run(activities.transcribe, { jobId, sourceFile, params, progressRange: [15, 99] as [number, number] })) as JobOutput;
-    return { out, body: fs.readFileSync(storage.filePath(out.outputFile), 'utf8') };
+    return { out, body: fs.readFileSync(storage.outputPath(out.outputFile), 'utf8') };
   }
 
   async function translate(file: string, p: Partial<TranslateParams>) {
     const { jobId, sourceFile } = stage(file);
     const params: TranslateParams = { url: 'http://x/', target_language: 'es', source_language: null, output_format: 'json', model_size: 'base', webhook_url: null, ...p };
     const out = (await activityEnv().run(activities.translate, { jobId, sourceFile, params, progressRange: [15, 99] as [number, number] })) as JobOutput;
-    return { out, body: fs.readFileSync(storage.filePath(out.outputFile), 'utf8') };
+    return { out, body: fs.readFileSync(storage.outputPath(out.outputFile), 'utf8') };
   }
 
   describe('model registry', () => {

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/core';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { processEgressProxy } from '../engines/egress/egress-proxy';
-import { Storage } from '../engines/storage';
+import { openStorage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import type { MediaJobInput } from '../lib/jobs';
 import type { TaskQueue } from '../lib/queues';
@@ -33,7 +33,7 @@ export function queueActivities(queue: TaskQueue, deps: QueueDeps): Record<strin
 /** Creates one Temporal worker per requested queue, from the queue table. */
 export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Promise<Worker[]> {
   const { config, connection } = deps;
-  const storage = new Storage(config);
+  const storage = await openStorage(config);
   const egress = queues.some((q) => QUEUE_TABLE[q].needsEgress) ? await processEgressProxy({ allowPrivate: config.allowPrivateNetwork }) : undefined;
   const workers: Worker[] = [];
   for (const queue of queues) {

@@ -209,7 +209,7 @@ export async function receiveUpload(
   try {
     const { contentType, duration } = await checkMedia(deps, partPath);
     await fsp.rename(partPath, finalPath);
-    await deps.storage.writeUploadInfo(id, { filename: body.file.filename, content_type: contentType, duration });
+    await deps.storage.commitUpload(id, { filename: body.file.filename, content_type: contentType, duration });
     const now = new Date();
     const row = em.create(Upload, {
       id,

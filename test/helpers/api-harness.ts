@@ -17,7 +17,7 @@ import type { MediaJobInput } from '../../lib/jobs';
 import type { VideoInfo } from '../../lib/video-info';
 import type { Orchestrator } from '../../api/services/orchestrator';
 import { createSpeechServices } from '../../engines/speech/services';
-import { Storage } from '../../engines/storage';
+import { LocalStorage, Storage } from '../../engines/storage';
 import { startPostgres, type TestPostgres } from './postgres';
 
 /** A recorded start; params typed loosely so tests can read any operation's fields. */
@@ -100,7 +100,7 @@ export async function startApiHarness(dialect: Dialect): Promise<ApiHarness> {
   // each harness has a fresh DATA_DIR, so its generated development key is expected
   const orm = await openOrm(config, { migrate: true, warn: () => undefined });
   const orchestrator = new StubOrchestrator();
-  const storage = new Storage(config);
+  const storage = new LocalStorage(config);
   const server = createApiServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
