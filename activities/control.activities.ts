@@ -78,7 +78,7 @@ export function createControlActivities(deps: ControlDeps) {
       jobsCompleted.inc({ type: job.jobType });
       jobDuration.observe({ type: job.jobType, status: 'completed' }, seconds);
       log.info({ job_id: job.id, job_type: job.jobType, account_id: job.accountId, status: 'completed', seconds }, 'job completed');
-      await storage.removeWorkDir(job.id);
+      await storage.removeJobWork(job.id);
       return { jobId: job.id, status: 'completed' };
     },
 
@@ -95,7 +95,7 @@ export function createControlActivities(deps: ControlDeps) {
         if (outcome.refunded) creditsRefunded.inc({ for: job.jobType }, job.creditsCharged);
         log.info({ job_id: job.id, job_type: job.jobType, account_id: job.accountId, status: 'failed', error_message: job.errorMessage, refunded: job.creditsCharged, seconds }, 'job failed');
       }
-      await storage.removeWorkDir(input.jobId);
+      await storage.removeJobWork(input.jobId);
       if (outcome.status === 'failed') await storage.removeOutput(input.jobId);
       return { jobId: input.jobId, status: outcome.status };
     },

@@ -5,9 +5,10 @@ import { parseEbur128Summary, parseLoudnorm, parseSilences, soundSpan, type Loud
 import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import type { Storage } from '../engines/storage';
 import { finalStep } from '../lib/download-plan';
-import { clipProblem, editStep, LOUDNESS_TARGET, processingSteps } from '../lib/edit-plan';
+import { editStep, LOUDNESS_TARGET, processingSteps } from '../lib/edit-plan';
 import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
 import type { DownloadFormat, Quality } from '../lib/operations';
+import { assertClipWithin } from './failures';
 import { keepAlive, progressReporter } from './heartbeat';
 import { codecsOf, durationOf, probeDownloaded, roundMs, toolFailure } from './media-probe';
 
@@ -41,7 +42,7 @@ export function createDownloadActivities(deps: DownloadDeps) {
   return {
     /** Remuxes or re-encodes the downloaded file into the requested format and measures the result. */
     async finalizeDownload(input: FinalizeDownloadInput): Promise<JobOutput> {
-      const src = path.join(storage.workDirOf(input.jobId), input.sourceFile);
+      const src = await storage.workFile(input.jobId, input.sourceFile);
       const probe = await probeDownloaded(ffmpeg, src);
       const codecs = codecsOf(probe);
       const wantsAudio = input.quality === 'audio' || input.format === 'mp3' || input.format === 'wav';
@@ -86,7 +87,7 @@ export function createDownloadActivities(deps: DownloadDeps) {
      * one encode that cuts frame-accurately and applies the audio filters, then the output is measured.
      */
     async processDownload(input: ProcessDownloadInput): Promise<JobOutput> {
-      const src = path.join(storage.workDirOf(input.jobId), input.sourceFile);
+      const src = await storage.workFile(input.jobId, input.sourceFile);
       const probe = await probeDownloaded(ffmpeg, src);
       const sourceDuration = durationOf(probe);
       const codecs = codecsOf(probe);
@@ -213,8 +214,3 @@ export function createDownloadActivities(deps: DownloadDeps) {
 
 export type DownloadActivities = ReturnType<typeof createDownloadActivities>;
 
-/** Fails the job (no retry, refunded) when a clip time lies past the end of the source. */
-export function assertClipWithin(clipStart: number | null, clipEnd: number | null, duration: number): void {
-  const problem = clipProblem(clipStart, clipEnd, duration);
-  if (problem) throw ApplicationFailure.nonRetryable(problem, FAILURE_TYPES.rejected);
-}

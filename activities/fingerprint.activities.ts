@@ -28,7 +28,7 @@ export function createFingerprintActivities(deps: FingerprintDeps) {
     /** average, perceptual and difference hash of one frame (imagehash's definitions and hex layout). */
     async fingerprintFrame(input: FingerprintFrameInput): Promise<JobOutput> {
       const frame = path.join(storage.workDirOf(input.jobId), 'frame.png');
-      const { t, png } = await withSource(deps, storage.workDirOf(input.jobId), input, async (src) => {
+      const { t, png } = await withSource(deps, storage, input.jobId, input, async (src) => {
         const { duration } = videoOf(await src.probe());
         const t = input.timestamp ?? duration * 0.25;
         if (t >= duration) pastEnd('timestamp', t, duration);

@@ -25,7 +25,7 @@ export function createPreviewActivities(deps: PreviewDeps) {
   return {
     /** gif, thumbnail, mosaic or clip; result_data is measured from the output file. */
     async makePreview(input: MakePreviewInput): Promise<JobOutput> {
-      return withSource(deps, storage.workDirOf(input.jobId), input, (src) => render(input, src));
+      return withSource(deps, storage, input.jobId, input, (src) => render(input, src));
     },
   };
 

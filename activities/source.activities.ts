@@ -12,14 +12,13 @@ import { YtDlpError } from '../engines/ytdlp/ytdlp.engine';
 import type { Config } from '../lib/config';
 import { ytdlpSelection } from '../lib/download-plan';
 import { FAILURE_TYPES, type SourceSummary } from '../lib/jobs';
-import { clipProblem } from '../lib/edit-plan';
 import type { DownloadFormat, Quality } from '../lib/operations';
 import { formatSeconds, sourceLimits, tooLargeMessage, tooLongMessage, type PlanName, type SourceLimits } from '../lib/plans';
 import { uploadIdOf } from '../lib/uploads';
 import type { VideoInfo } from '../lib/video-info';
 import { watchDownload } from './download-watch';
 import { asRefusal, refusalFailure, throughEgress } from './egress-run';
-import { classifiedFailure } from './failures';
+import { assertClipWithin, classifiedFailure } from './failures';
 import { unreadableMedia } from './media-probe';
 import { alive, keepAlive, progressReporter } from './heartbeat';
 import { takeUpload } from './upload-source';
@@ -221,18 +220,18 @@ export function createSourceActivities(deps: SourceDeps) {
     // a file ffprobe cannot read in place is downloaded and read again, where its real problem shows
     if (!probed?.streams.some((x) => x.codec_type === 'video' || x.codec_type === 'audio')) {
       const fetched = await fetchDirect(input, length);
-      assertClip(input, fetched.duration);
+      assertClipWithin(input.clipStart, input.clipEnd, fetched.duration);
       return { ...fetched, media: null };
     }
     const duration = probed.format.duration ?? null;
     const size = length ?? probed.format.size ?? null;
     const limits = limitsOf(input);
     withinLimits({ id: '', duration, filesize: size }, limits);
-    assertClip(input, duration);
+    assertClipWithin(input.clipStart, input.clipEnd, duration);
     return { title: directTitle(input.url), duration, sourceFile: null, media: { url: input.url, headers: {}, probe: probed, maxBytes: limits.maxBytes } };
   }
 
-  return {
+  const activities = {
     /** Metadata for `GET /v1/info`. */
     async readInfo(url: string): Promise<VideoInfo> {
       await assertSafe(url);
@@ -266,7 +265,7 @@ export function createSourceActivities(deps: SourceDeps) {
       const upload = uploadIdOf(input.url);
       if (upload) {
         const taken = await takeUpload(deps, input.jobId, upload, limitsOf(input));
-        assertClip(input, taken.duration);
+        assertClipWithin(input.clipStart, input.clipEnd, taken.duration);
         return { ...taken, media: null };
       }
       await assertSafe(input.url);
@@ -287,7 +286,7 @@ export function createSourceActivities(deps: SourceDeps) {
       }
       const limits = limitsOf(input);
       const summary = withinLimits(info, limits);
-      assertClip(input, summary.duration);
+      assertClipWithin(input.clipStart, input.clipEnd, summary.duration);
       const media = input.reads === 'whole' ? null : seekableFormat(info, input.reads);
       if (media && (await servesRanges(media.url, media.headers))) return { ...summary, sourceFile: null, media: { ...media, probe: null, maxBytes: limits.maxBytes } };
       const workDir = storage.workDirOf(input.jobId);
@@ -325,6 +324,19 @@ export function createSourceActivities(deps: SourceDeps) {
       await assertSafe(input.url);
       return path.relative(storage.workDirOf(input.jobId), await ytdlpDownload(input));
     },
+  };
+
+  /** A downloaded source goes on to the job's next step through storage, where steps share no disk. */
+  async function handedOn<T extends { sourceFile: string | null }>(jobId: string, result: T): Promise<T> {
+    if (result.sourceFile) await storage.shareWorkFile(jobId, result.sourceFile);
+    return result;
+  }
+
+  return {
+    ...activities,
+    resolveSource: async (input: ResolveSourceInput): Promise<ResolvedSource> => handedOn(input.jobId, await activities.resolveSource(input)),
+    fetchSource: async (input: DownloadSourceInput) => handedOn(input.jobId, await activities.fetchSource(input)),
+    downloadSource: async (input: DownloadSourceInput): Promise<string> => (await handedOn(input.jobId, { sourceFile: await activities.downloadSource(input) })).sourceFile,
   };
 }
 
@@ -381,13 +393,6 @@ const MIME_EXT: Record<string, string> = { mpeg: 'mp3', 'x-matroska': 'mkv', qui
 function directTitle(url: string): string {
   const name = fileNameOf(url);
   return name.replace(/\.[^.]+$/, '') || name;
-}
-
-/** A clip range past the end of a source of known duration fails the job (not retried, refunded). */
-function assertClip(input: Pick<ResolveSourceInput, 'clipStart' | 'clipEnd'>, duration: number | null): void {
-  if (duration === null || (input.clipStart == null && input.clipEnd == null)) return;
-  const problem = clipProblem(input.clipStart ?? null, input.clipEnd ?? null, duration);
-  if (problem) throw ApplicationFailure.nonRetryable(problem, FAILURE_TYPES.rejected);
 }
 
 // yt-dlp's extractors for media named by an ordinary page (Open Graph, JSON-LD, <video> elements)

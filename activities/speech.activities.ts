@@ -61,7 +61,7 @@ export function createSpeechActivities(deps: SpeechDeps) {
 
   /** 16 kHz mono PCM WAV of the source's audio, in the job's work folder. */
   async function extractAudio(jobId: string, sourceFile: string): Promise<string> {
-    const src = path.join(storage.workDirOf(jobId), sourceFile);
+    const src = await storage.workFile(jobId, sourceFile);
     const probe = await probeDownloaded(ffmpeg, src);
     if (!probe.streams.some((s) => s.codec_type === 'audio')) {
       throw ApplicationFailure.nonRetryable('The source has no audio track to transcribe', FAILURE_TYPES.unavailable);
@@ -171,7 +171,7 @@ export function createSpeechActivities(deps: SpeechDeps) {
   }
 
   async function readRecognition(jobId: string, recognition: Recognition): Promise<WhisperResult> {
-    return JSON.parse(await fs.readFile(path.join(storage.workDirOf(jobId), recognition.resultFile), 'utf8')) as WhisperResult;
+    return JSON.parse(await fs.readFile(await storage.workFile(jobId, recognition.resultFile), 'utf8')) as WhisperResult;
   }
 
   const steps = {
@@ -186,7 +186,10 @@ export function createSpeechActivities(deps: SpeechDeps) {
       const wav = await extractAudio(input.jobId, input.sourceFile);
       report(0.03);
       const result = await recognise(input.jobId, wav, plan.choice, { language: plan.language, tasks: plan.tasks, words: plan.words, skip: plan.skip, report: (f) => report(0.03 + 0.97 * f) });
-      return { resultFile: path.relative(storage.workDirOf(input.jobId), path.join(path.dirname(wav), 'whisper.json')), model: plan.choice.name, seconds: (performance.now() - started) / 1000, duration: result.duration };
+      const resultFile = path.relative(storage.workDirOf(input.jobId), path.join(path.dirname(wav), 'whisper.json'));
+      // the writing and translating steps read it, perhaps on another machine
+      await storage.shareWorkFile(input.jobId, resultFile);
+      return { resultFile, model: plan.choice.name, seconds: (performance.now() - started) / 1000, duration: result.duration };
     },
 
     /** The transcript file (JSON with words, SRT or VTT) and result_data, from the recognition. */

@@ -6,6 +6,7 @@ import { EgressRefusedError } from '../engines/egress/address-check';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import type { FfmpegEngine, ProbeResult, ProbeStream } from '../engines/ffmpeg/ffmpeg.engine';
 import { httpHeaderOptions } from '../engines/ffmpeg/input-policy';
+import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import { FAILURE_TYPES } from '../lib/jobs';
 import { log } from '../lib/logger';
@@ -68,11 +69,12 @@ class SeekReadError extends Error {}
  * into the job's work folder, and the step runs again on that copy: an origin whose ranges or
  * index defeat seeking costs a download, never the job. The step must be safe to run twice.
  */
-export async function withSource<T>(deps: SourceReadDeps, workDir: string, ref: SourceRef, step: (src: OpenedSource) => Promise<T>): Promise<T> {
+export async function withSource<T>(deps: SourceReadDeps, storage: Storage, jobId: string, ref: SourceRef, step: (src: OpenedSource) => Promise<T>): Promise<T> {
   const media = ref.media ?? null;
+  const workDir = storage.workDirOf(jobId);
   if (!media) {
     if (!ref.sourceFile) throw ApplicationFailure.nonRetryable('The step has no source to read', 'InternalError');
-    return step(localSource(deps.ffmpeg, path.join(workDir, ref.sourceFile)));
+    return step(localSource(deps.ffmpeg, await storage.workFile(jobId, ref.sourceFile)));
   }
   const { egress } = deps;
   if (!egress) throw ApplicationFailure.nonRetryable('Reading a source URL needs the egress proxy on this worker', 'InternalError');

@@ -36,6 +36,32 @@ export class S3Storage extends Storage {
     return `${this.s3.prefix}uploads/${path.basename(this.uploadPath(uploadId))}`;
   }
 
+  override readonly stepsShareNoDisk = true;
+
+  private workKey(jobId: string, relative: string): string {
+    return `${this.s3.prefix}work/${safe(jobId)}/${path.relative(this.workDirOf(jobId), this.workFilePath(jobId, relative)).split(path.sep).join('/')}`;
+  }
+
+  override async shareWorkFile(jobId: string, relative: string): Promise<void> {
+    await this.putFile(this.workKey(jobId, relative), this.workFilePath(jobId, relative));
+  }
+
+  /** Here already when the same machine ran the step that shared it; fetched from the bucket otherwise. */
+  override async workFile(jobId: string, relative: string): Promise<string> {
+    const local = this.workFilePath(jobId, relative);
+    if (await fs.stat(local).then((s) => s.isFile(), () => false)) return local;
+    await fs.mkdir(path.dirname(local), { recursive: true });
+    const res = await this.client.send(new GetObjectCommand({ Bucket: this.s3.bucket, Key: this.workKey(jobId, relative) }));
+    await pipeline(res.Body as Readable, createWriteStream(`${local}.part`));
+    await fs.rename(`${local}.part`, local);
+    return local;
+  }
+
+  override async removeJobWork(jobId: string): Promise<void> {
+    await this.removeWorkDir(jobId);
+    await this.removePrefix(`${this.s3.prefix}work/${safe(jobId)}/`);
+  }
+
   /** Written in the job's work folder first; commitOutput sends it to the bucket. */
   outputPath(relative: string): string {
     const [jobId = '', ...rest] = path.posix.normalize(relative).split('/');

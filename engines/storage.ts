@@ -37,8 +37,36 @@ export abstract class Storage {
     return path.join(this.config.workDir, safe(jobId));
   }
 
+  /** Removes the job's work folder on this machine. */
   async removeWorkDir(jobId: string): Promise<void> {
     await fs.rm(this.workDirOf(jobId), { recursive: true, force: true });
+  }
+
+  /** When the job ends: its work folder, and whatever of it its steps shared with each other. */
+  async removeJobWork(jobId: string): Promise<void> {
+    await this.removeWorkDir(jobId);
+  }
+
+  /**
+   * True where a job's steps may run on machines that share no disk: each step then passes the files
+   * a later step reads (a downloaded source, recognised speech) through storage, and its scratch
+   * folder goes when the step ends.
+   */
+  readonly stepsShareNoDisk: boolean = false;
+
+  /** Makes a file of the job's work folder (relative to it) readable by the job's later steps, wherever they run. */
+  async shareWorkFile(_jobId: string, _relative: string): Promise<void> {}
+
+  /** A file of the job's work folder that an earlier step wrote or shared, on this machine. */
+  async workFile(jobId: string, relative: string): Promise<string> {
+    return this.workFilePath(jobId, relative);
+  }
+
+  protected workFilePath(jobId: string, relative: string): string {
+    const dir = this.workDirOf(jobId);
+    const abs = path.resolve(dir, relative);
+    if (!abs.startsWith(dir + path.sep)) throw new Error('work file escapes the job folder');
+    return abs;
   }
 
   /** Relative output path for a job's result, `{jobId}/{name}`: its name in storage. */

@@ -7,8 +7,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { createDownloadActivities } from '../activities/download.activities';
+import { createSourceActivities } from '../activities/source.activities';
+import type { EgressProxy } from '../engines/egress/egress-proxy';
+import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { S3Storage } from '../engines/s3-storage';
+import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
 import { loadConfig } from '../lib/config';
+import { StepScratchInterceptor } from '../workers/step-scratch.interceptor';
+import { runActivity } from './helpers/activity-env';
+import { testEgress } from './helpers/egress';
+import { ffprobe } from './helpers/media';
 import { startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { startS3Server, type S3Server } from './helpers/s3-server';
 import { startServeStack, type ServeStack } from './helpers/serve-stack';
@@ -138,6 +147,76 @@ describe('object storage (STORAGE=s3) on an S3-compatible server', function () {
 
     it('refuses STORAGE=s3 without a bucket, in words', () => {
       assert.throws(() => loadConfig({ DATA_DIR: dir, STORAGE: 's3' }), /S3_BUCKET: STORAGE=s3 needs the bucket/);
+    });
+  });
+
+  describe('two machines that share only the bucket', () => {
+    const bucket = 'machines-bucket';
+    let fx: FixturePlatform;
+    let egress: EgressProxy;
+    before(async () => {
+      await s3.createBucket(bucket);
+      fx = await startFixturePlatform();
+      egress = await testEgress();
+    });
+    after(async () => {
+      await fx?.close();
+    });
+
+    /** A machine: its own data directory, the shared bucket, and its steps run as its worker runs them (scratch removed after each). */
+    function machine(name: string) {
+      const config = loadConfig({ DATA_DIR: path.join(dir, name), ALLOW_PRIVATE_NETWORK: '1', ...s3.env(bucket) });
+      const storage = new S3Storage(config, config.s3);
+      const ffmpeg = createFfmpegEngine(config);
+      const step = <I extends { jobId: string }, R>(fn: (input: I) => Promise<R>, input: I): Promise<R> =>
+        new StepScratchInterceptor(storage).execute({ args: [input], headers: {} }, async () => runActivity(fn, input)) as Promise<R>;
+      return { config, storage, ffmpeg, step };
+    }
+
+    it("a job's source downloaded on one machine is processed on another; each machine's scratch is gone after its step, the bucket's when the job ends", async () => {
+      const fetcher = machine('fetcher');
+      const processor = machine('processor');
+      const source = createSourceActivities({
+        ytdlp: createYtDlpEngine({ binary: fetcher.config.ytdlpPath, ffmpegPath: fetcher.config.ffmpegPath, ffprobePath: fetcher.config.ffprobePath }),
+        ffmpeg: fetcher.ffmpeg,
+        storage: fetcher.storage,
+        egress,
+        config: { allowPrivateNetwork: true, maxSourceDurationSeconds: 3600, maxSourceBytes: 1024 ** 3, allowLive: false },
+      });
+      const download = createDownloadActivities({ ffmpeg: processor.ffmpeg, storage: processor.storage });
+      const jobId = crypto.randomUUID();
+
+      const resolved = await fetcher.step(source.resolveSource, { jobId, url: fx.url('/media/v480.mp4'), quality: '720p', format: null, reads: 'whole', progressRange: [0, 50] });
+      assert.ok(resolved.sourceFile, 'downloaded');
+      assert.equal(fs.existsSync(fetcher.storage.workDirOf(jobId)), false, "the fetching machine's scratch is gone after its step");
+      assert.deepEqual(await keys(s3, bucket, `work/${jobId}/`), [`work/${jobId}/${resolved.sourceFile}`]);
+
+      const output = await processor.step(download.finalizeDownload, { jobId, sourceFile: resolved.sourceFile, quality: '720p', format: 'mp4', title: resolved.title, progressRange: [50, 99] });
+      assert.equal(fs.existsSync(processor.storage.workDirOf(jobId)), false, "the processing machine's scratch is gone after its step");
+      const stored = path.join(dir, 'output-from-bucket.mp4');
+      fs.writeFileSync(stored, await objectBytes(s3, bucket, `files/${output.outputFile}`));
+      const probe = await ffprobe(stored);
+      assert.ok(probe.streams.some((st) => st.codec_type === 'video'), 'the output in the bucket is a video');
+      assert.equal(Number(output.resultData.filesize), fs.statSync(stored).size);
+
+      // the job ends (the control worker, on a third machine)
+      await machine('control').storage.removeJobWork(jobId);
+      assert.deepEqual(await keys(s3, bucket, `work/${jobId}/`), [], "the job's shared work is gone from the bucket");
+      assert.deepEqual(await keys(s3, bucket, `files/${jobId}/`), [`files/${output.outputFile}`], 'its output stays until it expires');
+    });
+
+    it("a failing step's scratch is removed too", async () => {
+      const m = machine('failing');
+      const jobId = crypto.randomUUID();
+      await assert.rejects(
+        m.step(async (input: { jobId: string }) => {
+          fs.mkdirSync(m.storage.workDirOf(input.jobId), { recursive: true });
+          fs.writeFileSync(path.join(m.storage.workDirOf(input.jobId), 'partial'), 'x');
+          throw new Error('the tool failed');
+        }, { jobId }),
+        /the tool failed/,
+      );
+      assert.equal(fs.existsSync(m.storage.workDirOf(jobId)), false);
     });
   });
 

@@ -46,6 +46,8 @@ export interface QueueSpec {
   interactive?: true;
   /** Activities run at once per worker unless QUEUE_CONCURRENCY says otherwise. */
   defaultConcurrency: number;
+  /** Its steps use jobs' work folders (downloads, scratch files). */
+  usesWorkDir?: true;
   activities(deps: QueueDeps): Record<string, (...args: never[]) => Promise<unknown>>;
 }
 
@@ -105,6 +107,7 @@ export const QUEUE_TABLE = {
   },
   'media-fetch': {
     description: 'network-bound: metadata, downloads and comments (yt-dlp, direct HTTP, PeerTube)',
+    usesWorkDir: true,
     runsWorkflows: false,
     needsDatabase: false,
     needsEgress: true,
@@ -125,6 +128,7 @@ export const QUEUE_TABLE = {
   },
   'media-process': {
     description: 'CPU-bound: download finishing and editing, previews, fingerprints (ffmpeg, sharp); seeks in source URLs',
+    usesWorkDir: true,
     runsWorkflows: false,
     needsDatabase: false,
     // previews and fingerprints seek in the source URL (range reads) rather than download it
@@ -143,6 +147,7 @@ export const QUEUE_TABLE = {
   'media-speech': {
     // faster-whisper uses every core for one job: one job at a time per speech worker.
     description: 'CPU-bound: speech recognition and translation (faster-whisper, Apertium)',
+    usesWorkDir: true,
     runsWorkflows: false,
     needsDatabase: false,
     needsEgress: false,

@@ -7,6 +7,7 @@ import type { MediaJobInput } from '../lib/jobs';
 import type { TaskQueue } from '../lib/queues';
 import { missingActivities } from '../workflows/activity-plan';
 import { ActivityOutcomeInterceptor } from './activity-outcome.interceptor';
+import { StepScratchInterceptor } from './step-scratch.interceptor';
 import { QUEUE_TABLE, type QueueDeps, type QueueSpec } from './queues';
 import { workflowBundle } from './workflow-bundle';
 
@@ -49,7 +50,12 @@ export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Prom
         // progress and cancellations travel on heartbeats: let them through every second, not every 48 s
         maxHeartbeatThrottleInterval: '1 second',
         defaultHeartbeatThrottleInterval: '1 second',
-        interceptors: { activity: [() => ({ inbound: new ActivityOutcomeInterceptor(niceness) })] },
+        interceptors: {
+          activity: [
+            () => ({ inbound: new ActivityOutcomeInterceptor(niceness) }),
+            ...(storage.stepsShareNoDisk && spec.usesWorkDir ? [() => ({ inbound: new StepScratchInterceptor(storage) })] : []),
+          ],
+        },
         ...(spec.runsWorkflows ? { workflowBundle: await workflowBundle() } : {}),
       }),
     );
