@@ -23,14 +23,17 @@ export async function takeUpload(deps: { storage: Storage; ffmpeg: FfmpegEngine 
   const received = path.join(workDir, 'download', 'upload');
   await fs.mkdir(path.dirname(received), { recursive: true });
   await fs.rm(received, { force: true });
-  // measured when it was received; an upload stored without its info is measured again
+  const withinLimit = (duration: number | null) => {
+    if (duration !== null && duration > limits.maxSeconds) throw ApplicationFailure.nonRetryable(tooLongMessage(limits, duration), FAILURE_TYPES.rejected);
+    return duration;
+  };
+  // measured when it was received (checked before any bytes move); an upload stored without its info is measured again
   const info = await storage.readUploadInfo(uploadId);
-  if (info && info.duration != null && info.duration > limits.maxSeconds) throw ApplicationFailure.nonRetryable(tooLongMessage(limits, info.duration), FAILURE_TYPES.rejected);
+  if (info) withinLimit(info.duration ?? null);
   if (!(await storage.fetchUpload(uploadId, received))) throw gone();
   const probed = info ? null : await ffmpeg.probe(received);
   const contentType = info?.content_type ?? mediaContentType(probed?.format.format_name ?? '', Boolean(probed?.streams.some((s) => s.codec_type === 'video')));
-  const duration = info ? (info.duration ?? null) : (probed?.format.duration ?? null);
-  if (duration !== null && duration > limits.maxSeconds) throw ApplicationFailure.nonRetryable(tooLongMessage(limits, duration), FAILURE_TYPES.rejected);
+  const duration = info ? (info.duration ?? null) : withinLimit(probed?.format.duration ?? null);
   // the tools read the container from the name
   const file = path.join(workDir, 'download', `source.${extensionOf(contentType)}`);
   await fs.rm(file, { force: true });

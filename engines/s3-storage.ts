@@ -82,10 +82,13 @@ export class S3Storage extends Storage {
   }
 
   async readOutput(relative: string, maxBytes = Number.POSITIVE_INFINITY): Promise<Buffer | null> {
-    const size = await this.outputSize(relative);
-    if (size === null || size > maxBytes) return null;
     try {
+      // one request: the size comes with the object, and a body over the limit is left unread
       const res = await this.client.send(new GetObjectCommand({ Bucket: this.s3.bucket, Key: this.outputKey(relative) }));
+      if ((res.ContentLength ?? 0) > maxBytes) {
+        (res.Body as Readable).destroy();
+        return null;
+      }
       return Buffer.from(await res.Body!.transformToByteArray());
     } catch (err) {
       if (isNotFound(err)) return null;

@@ -86,6 +86,8 @@ const EnvSchema = z.object({
       }
       return out;
     }),
+}).superRefine((e, ctx) => {
+  if (e.STORAGE === 's3' && !e.S3_BUCKET) ctx.addIssue({ code: 'custom', path: ['S3_BUCKET'], message: 'STORAGE=s3 needs the bucket to keep outputs and uploads in' });
 });
 
 export type Config = {
@@ -174,7 +176,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
-  if (e.STORAGE === 's3' && !e.S3_BUCKET) throw new Error('Invalid configuration:\n  S3_BUCKET: STORAGE=s3 needs the bucket to keep outputs and uploads in');
   const dataDir = path.resolve(e.DATA_DIR);
   return {
     port: e.PORT,

@@ -2,7 +2,6 @@
 // work with base_url pointed here. Each call is a transcribe or translate job (charged, listed,
 // durable); the request waits on it and answers in OpenAI's shapes. Errors are OpenAI-shaped
 // (api/error.middleware.ts).
-import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import Router from '@koa/router';
 import { z } from 'zod';
@@ -169,7 +168,7 @@ async function rendered(deps: ApiDeps, job: Job, req: AudioRequest, task: 'trans
       return { type: 'text/vtt; charset=utf-8', body: await output() };
     case 'verbose_json': {
       const transcript = JSON.parse(await output()) as TranscriptFile;
-      const decodingFile = await deps.storage.readOutputText(path.join(path.dirname(job.outputFile ?? ''), DECODING_FILE));
+      const decodingFile = await deps.storage.readOutputText(deps.storage.outputRelative(job.id, DECODING_FILE));
       let decoding: (SegmentDecoding | null)[] = [];
       try {
         decoding = decodingFile ? (JSON.parse(decodingFile) as { segments: (SegmentDecoding | null)[] }).segments : [];
