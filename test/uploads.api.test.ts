@@ -138,6 +138,17 @@ describe('uploads: POST /v1/uploads streams a file to storage, checks it, and an
     assert.deepEqual(fs.readdirSync(h.config.uploadsDir).filter((n) => !n.endsWith('.json')).length, 2, 'only the two media uploads above are stored');
   });
 
+  it('takes form fields named __proto__, constructor or nothing as plain fields (a fuzzer found the connection dropped)', async () => {
+    const form = new FormData();
+    for (const name of ['', '__proto__', 'constructor']) form.append(name, '{}');
+    form.append('file', new Blob([mp4], { type: 'video/mp4' }), 'clip.mp4');
+    const res = await fetch(`${h.baseUrl}/v1/uploads`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    const body = (await res.json()) as any;
+    assert.equal(res.status, 201, JSON.stringify(body));
+    assert.equal(body.size, mp4.length);
+    assert.equal(({} as Record<string, unknown>).length, undefined, 'no prototype was touched');
+  });
+
   it('refuses a body over the limit with 413 before reading it: at once for a declared length, at the limit for a chunked body', async () => {
     const limit = h.config.maxSourceBytes;
     h.config.maxSourceBytes = 4 * 1024 * 1024;

@@ -110,7 +110,8 @@ export async function receiveBody(req: IncomingMessage, opts: { partPath: string
 
 function receiveMultipart(req: IncomingMessage, opts: { partPath: string; maxBytes: number; fileField: string }): Promise<ReceivedBody> {
   return new Promise((resolve, reject) => {
-    const fields: Record<string, string[]> = {};
+    // no prototype: a field may be named __proto__ or constructor
+    const fields: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
     let file: ReceivedBody['file'] = null;
     let writing: Promise<void> | null = null;
     let failed = false;
