@@ -31,6 +31,10 @@ function bodyError(err: Error & { status?: number }, encoding: string): DomainEr
   if (err instanceof SyntaxError && /only supports object and array/.test(err.message)) {
     return new DomainError('bad_request', NOT_AN_OBJECT);
   }
+  // the JSON reader refuses prototype keys (against prototype poisoning): no parameter has that name
+  if (err instanceof SyntaxError && /forbidden prototype property/.test(err.message)) {
+    return DomainError.invalid('__proto__: is not a parameter of this call', [{ field: '__proto__', message: 'is not a parameter of this call' }]);
+  }
   if (err instanceof SyntaxError) return new DomainError('bad_request', 'The request body is not valid JSON');
   if (encoding && encoding !== 'identity') return new DomainError('bad_request', `The request body could not be decoded as Content-Encoding ${encoding}`);
   return new DomainError('bad_request', 'The request body could not be read');

@@ -45,6 +45,11 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         assert.match(res.body.detail, new RegExp(`^${field}: is not a parameter of this call`));
         assert.deepEqual(res.body.errors, [{ field, message: 'is not a parameter of this call' }]);
       }
+      // a "__proto__" key anywhere in the body (refused by the JSON reader) is named the same way, not called invalid JSON
+      const proto = await fetch(`${h.baseUrl}/v1/preview`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{"url": "' + SOURCE + '", "timestamp": [{"__proto__": [1]}]}' });
+      const protoBody = (await proto.json()) as { detail: string; errors: unknown };
+      assert.equal(proto.status, 422, JSON.stringify(protoBody));
+      assert.deepEqual(protoBody.errors, [{ field: '__proto__', message: 'is not a parameter of this call' }]);
       assert.equal(await h.balance(accountId), 1_000);
       assert.equal(h.orchestrator.started.length, started);
     });
