@@ -83,6 +83,8 @@ export async function temporalAddress(config: Config): Promise<{ address: string
 
 /** Starts the HTTP API against an open database and a Temporal address. */
 export async function startApi(config: Config, orm: MikroORM, address: string): Promise<{ server: http.Server; close(): Promise<void> }> {
+  // an unreachable bucket stops the start before anything else
+  const storage = await openStorage(config);
   const client = await connectTemporal(address, config.temporalNamespace);
   const secret = await serverSecret(orm.em.fork(), 'file-links');
   const searchAttributes = await ensureSearchAttributes(client, (msg) => log.warn(msg));
@@ -96,7 +98,7 @@ export async function startApi(config: Config, orm: MikroORM, address: string): 
     orchestrator,
     dispatcher,
     links: new FileLinks(secret, config.publicBaseUrl),
-    storage: await openStorage(config),
+    storage,
     speech: createSpeechServices(config),
   });
   const server = createApiServer(app.callback());
@@ -149,6 +151,7 @@ export function stopWithParent(): void {
 /** Starts workers for the given queues against a Temporal address; the control side also owns the schedules. */
 export async function startWorkers(config: Config, queues: TaskQueue[], address: string, orm?: MikroORM): Promise<Running> {
   installTemporalRuntime(config);
+  const storage = await openStorage(config);
   const connection = await NativeConnection.connect({ address });
   const control = queues.includes('control');
   const client = control ? await connectTemporal(address, config.temporalNamespace) : null;
@@ -156,7 +159,7 @@ export async function startWorkers(config: Config, queues: TaskQueue[], address:
   const searchAttributes = client ? await ensureSearchAttributes(client, (msg) => log.warn(msg)) : false;
   const orchestrator = client ? createTemporalOrchestrator(client, { ...config, searchAttributes }) : null;
   if (client) setBacklogReader(taskQueueBacklog(client));
-  const workers = await createWorkers(queues, { config, connection, orm, startJob: orchestrator ? (input) => orchestrator.startJob(input) : undefined });
+  const workers = await createWorkers(queues, { config, storage, connection, orm, startJob: orchestrator ? (input) => orchestrator.startJob(input) : undefined });
   const done = runWorkers(workers).finally(async () => {
     await connection.close();
     await client?.connection.close();

@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Config } from '../lib/config';
@@ -24,6 +24,18 @@ export class S3Storage extends Storage {
   ) {
     super(config);
     this.client = new S3Client({ region: s3.region, endpoint: s3.endpoint, forcePathStyle: s3.forcePathStyle });
+  }
+
+  /** Fails, in one line, when the bucket cannot be reached with these settings and credentials: at start, never at the first job. */
+  async verify(): Promise<void> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.s3.bucket }));
+    } catch (err) {
+      const where = this.s3.endpoint ? `at S3_ENDPOINT ${this.s3.endpoint}` : `in AWS S3 region ${this.s3.region}`;
+      const status = err instanceof S3ServiceException ? err.$metadata.httpStatusCode : undefined;
+      const why = status === 404 ? 'no such bucket' : status === 403 ? 'access denied to these credentials' : (err as Error).message || (err as Error).name;
+      throw new Error(`bucket ${this.s3.bucket} not reachable ${where}: ${why}`);
+    }
   }
 
   private outputKey(relative: string): string {

@@ -88,6 +88,8 @@ const EnvSchema = z.object({
     }),
 }).superRefine((e, ctx) => {
   if (e.STORAGE === 's3' && !e.S3_BUCKET) ctx.addIssue({ code: 'custom', path: ['S3_BUCKET'], message: 'STORAGE=s3 needs the bucket to keep outputs and uploads in' });
+  // a bucket named without STORAGE=s3 would keep every output on this machine's disk, unseen by the others
+  if (e.STORAGE !== 's3' && e.S3_BUCKET) ctx.addIssue({ code: 'custom', path: ['S3_BUCKET'], message: 'S3_BUCKET is set but STORAGE is not s3' });
 });
 
 export type Config = {

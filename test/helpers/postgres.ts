@@ -249,6 +249,11 @@ async function killAndWait(child: ChildProcess): Promise<void> {
   }
 }
 
+/** Runs one statement on the database at `url`. */
+export async function pgQuery(url: string, sql: string): Promise<void> {
+  await withClient(url, (c) => c.query(sql));
+}
+
 async function withClient<T>(url: string, fn: (c: PgClient) => Promise<T>): Promise<T> {
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
   client.on('error', () => undefined); // e.g. server going away; the awaited call rejects anyway

@@ -35,11 +35,18 @@ export interface Service {
   exited: Promise<number | null>;
 }
 
-/** Starts a CLI command (serve, api, worker) as its own process group, logging to a file. */
-export function startService(args: string[], env: NodeJS.ProcessEnv, logFile: string): Service {
+/**
+ * Starts a CLI command (serve, api, worker) as its own process group, logging to a file. With
+ * `privateDir`, it runs in a mount namespace of its own (root only) where that folder is an empty
+ * tmpfs nobody else sees: a machine with a disk of its own. Its pid stays the command's (unshare and sh exec).
+ */
+export function startService(args: string[], env: NodeJS.ProcessEnv, logFile: string, opts: { privateDir?: string } = {}): Service {
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
   const out = fs.openSync(logFile, 'a');
-  const child = spawn(CLI, args, { env: { ...process.env, ...env }, cwd: projectRoot, stdio: ['ignore', out, out], detached: true });
+  const [command, argv] = opts.privateDir
+    ? ['unshare', ['--mount', '--propagation', 'private', 'sh', '-c', 'mount -t tmpfs -o mode=0700 private-data "$0" && exec "$@"', opts.privateDir, CLI, ...args]]
+    : [CLI, args];
+  const child = spawn(command, argv, { env: { ...process.env, ...env }, cwd: projectRoot, stdio: ['ignore', out, out], detached: true });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const pid = child.pid!;
   const svc: Service = {

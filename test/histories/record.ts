@@ -12,6 +12,7 @@ import { Job } from '../../db/job.entity';
 import { chargeCredits } from '../../db/credits.repository';
 import { createAccount } from '../../db/accounts.repository';
 import { openOrm } from '../../db/orm';
+import { openStorage } from '../../engines/storage';
 import { loadConfig, projectRoot } from '../../lib/config';
 import type { MediaJobInput } from '../../lib/jobs';
 import type { DownloadParams } from '../../lib/operations';
@@ -31,7 +32,7 @@ async function main(): Promise<void> {
   const config = loadConfig({ DATA_DIR: dataDir, ALLOW_PRIVATE_NETWORK: '1', WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,2,4,6' });
   const orm = await openOrm(config, { migrate: true });
   const connection = await NativeConnection.connect({ address: dev.address });
-  const workers = await createWorkers(['control', 'media-info', 'media-fetch', 'media-process'], { config, connection, orm });
+  const workers = await createWorkers(['control', 'media-info', 'media-fetch', 'media-process'], { config, storage: await openStorage(config), connection, orm });
   const running = Promise.all(workers.map((w) => w.run()));
   const client = await connectTemporal(dev.address, 'default');
   const account = await createAccount(orm.em.fork(), 'recorder', 'business');

@@ -1,0 +1,121 @@
+// A Temporal cluster as operators run it: the server built from go.temporal.io/server (scripts/install-tools.sh),
+// persistence and visibility on PostgreSQL, the schema set up by Temporal's own SQL tool, the operators' dynamic config.
+import { execFile, spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
+import { projectRoot } from '../../lib/config';
+import type { TestPostgres } from './postgres';
+import { waitFor } from './processes';
+
+const execFileP = promisify(execFile);
+export const TEMPORAL_SERVER = path.join(projectRoot, '.tools/bin/temporal-server');
+export const TEMPORAL_SQL_TOOL = path.join(projectRoot, '.tools/bin/temporal-sql-tool');
+
+export interface TemporalCluster {
+  address: string;
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+/** The dynamic config operators give their cluster (docker-compose.temporal.yml mounts the same file). */
+export const CLUSTER_DYNAMIC_CONFIG = path.join(projectRoot, 'scripts/temporal-dynamic-config.yaml');
+
+async function setUpSchema(pg: TestPostgres, database: string, schema: string): Promise<void> {
+  const url = new URL(await pg.createDatabase(database));
+  const common = ['--plugin', 'postgres12', '--ep', url.hostname, '-p', url.port, '-u', decodeURIComponent(url.username), '--db', database];
+  await execFileP(TEMPORAL_SQL_TOOL, [...common, 'setup-schema', '-v', '0.0']);
+  await execFileP(TEMPORAL_SQL_TOOL, [...common, 'update-schema', '--schema-name', schema]);
+}
+
+/** A port free a moment ago below 32768: the cluster stores membership ports as a PostgreSQL smallint, and the kernel's ephemeral ports start above it. */
+async function lowFreePort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + crypto.randomInt(12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = net.createServer();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+}
+
+/** Sets up the schema in two new databases on `pg`, starts the server with its four services in one process, and registers the `default` namespace. */
+export async function startTemporalCluster(pg: TestPostgres, dir: string): Promise<TemporalCluster> {
+  if (!fs.existsSync(TEMPORAL_SERVER)) throw new Error(`Temporal server not found at ${TEMPORAL_SERVER}; run 'make tools'`);
+  fs.mkdirSync(dir, { recursive: true });
+  await setUpSchema(pg, 'temporal', 'postgresql/v12/temporal');
+  await setUpSchema(pg, 'temporal_visibility', 'postgresql/v12/visibility');
+  const db = new URL(pg.url);
+  const store = (databaseName: string, maxConns: number) => ({
+    sql: { pluginName: 'postgres12', databaseName, connectAddr: `${db.hostname}:${db.port}`, connectProtocol: 'tcp', user: decodeURIComponent(db.username), password: '', maxConns, maxIdleConns: maxConns, maxConnLifetime: '1h' },
+  });
+  const port = await lowFreePort();
+  const service = async () => ({ rpc: { grpcPort: await lowFreePort(), membershipPort: await lowFreePort(), bindOnLocalHost: true } });
+  const config = {
+    log: { stdout: true, level: 'warn' },
+    persistence: { defaultStore: 'default', visibilityStore: 'visibility', numHistoryShards: 4, datastores: { default: store('temporal', 20), visibility: store('temporal_visibility', 4) } },
+    global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' } },
+    services: {
+      frontend: { rpc: { grpcPort: port, membershipPort: await lowFreePort(), httpPort: await lowFreePort(), bindOnLocalHost: true } },
+      history: await service(),
+      matching: await service(),
+      worker: await service(),
+    },
+    clusterMetadata: {
+      enableGlobalNamespace: false,
+      failoverVersionIncrement: 10,
+      masterClusterName: 'active',
+      currentClusterName: 'active',
+      clusterInformation: { active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `127.0.0.1:${port}` } },
+    },
+    dcRedirectionPolicy: { policy: 'noop' },
+    dynamicConfigClient: { filepath: CLUSTER_DYNAMIC_CONFIG, pollInterval: '10s' },
+  };
+  const configFile = path.join(dir, 'temporal-server.yaml');
+  fs.writeFileSync(configFile, JSON.stringify(config, null, 2));
+  const logFile = path.join(dir, 'temporal-server.log');
+  const out = fs.openSync(logFile, 'a');
+  const child = spawn(TEMPORAL_SERVER, ['--config-file', configFile, '--allow-no-auth', 'start'], { stdio: ['ignore', out, out] });
+  let exited = false;
+  const exit = new Promise<void>((r) => child.once('exit', () => ((exited = true), r())));
+  process.once('exit', () => child.kill('SIGKILL'));
+  const address = `127.0.0.1:${port}`;
+  const connection = await waitFor(
+    `the Temporal server at ${address}`,
+    async () => {
+      if (exited) throw new Error(`temporal-server exited; log: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`);
+      const conn = await Connection.connect({ address, connectTimeout: 1000 });
+      await conn.workflowService.getSystemInfo({});
+      return conn;
+    },
+    120_000,
+    500,
+  );
+  await connection.workflowService.registerNamespace({ namespace: 'default', workflowExecutionRetentionPeriod: msToTs('1 day') });
+  // the namespace reaches every service's cache within its refresh interval (10 s)
+  await waitFor('the default namespace on every service', async () => {
+    // a start goes through the frontend and history services, as a job's will
+    const workflowId = `namespace-probe-${Date.now()}`;
+    await connection.workflowService.startWorkflowExecution({ namespace: 'default', workflowId, workflowType: { name: 'probe' }, taskQueue: { name: 'namespace-probe' }, requestId: workflowId });
+    await connection.workflowService.terminateWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId } });
+    return true;
+  }, 60_000, 500);
+  await connection.close();
+  return {
+    address,
+    logFile,
+    stop: async () => {
+      if (exited) return;
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      child.kill('SIGTERM');
+      await exit;
+      clearTimeout(timer);
+    },
+  };
+}
