@@ -33,7 +33,7 @@ clean:
 bench-speech: build
 	@node dist/test/bench/speech.bench.js
 
-# issue 16: product against bare tools and peers, medians over BENCH_ROUNDS (default 3) interleaved
+# The product against bare tools and peers, medians over BENCH_ROUNDS (default 3) interleaved
 # rounds; BENCH_ROWS (a regular expression) picks row groups, BENCH_SECONDS sets each throughput run.
 bench: build
 	@node dist/test/bench/index.js
