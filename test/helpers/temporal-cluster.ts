@@ -49,6 +49,9 @@ async function lowFreePort(): Promise<number> {
 export async function startTemporalCluster(pg: TestPostgres, dir: string): Promise<TemporalCluster> {
   if (!fs.existsSync(TEMPORAL_SERVER)) throw new Error(`Temporal server not found at ${TEMPORAL_SERVER}; run 'make tools'`);
   fs.mkdirSync(dir, { recursive: true });
+  // a misspelt key is only a warning to the server, so fairness would silently stay off
+  const { stdout } = await execFileP(TEMPORAL_SERVER, ['validate-dynamic-config', CLUSTER_DYNAMIC_CONFIG]);
+  if (/warning|error/i.test(stdout)) throw new Error(`${CLUSTER_DYNAMIC_CONFIG} does not validate: ${stdout}`);
   await setUpSchema(pg, 'temporal', 'postgresql/v12/temporal');
   await setUpSchema(pg, 'temporal_visibility', 'postgresql/v12/visibility');
   const db = new URL(pg.url);
