@@ -4,8 +4,22 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { parseEbur128Summary, parseLoudnorm, parseSilences, soundSpan, type LoudnormMeasurement } from '../engines/ffmpeg/ffmpeg-analysis';
 import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import type { Storage } from '../engines/storage';
-import { finalStep } from '../lib/download-plan';
-import { editStep, LOUDNESS_TARGET, processingSteps } from '../lib/edit-plan';
+import {
+  audioPass,
+  deliveryFilters,
+  denoiseFilter,
+  editEncode,
+  editStep,
+  finalStep,
+  LOUDNESS_PROBE,
+  loudnessCheck,
+  NOISE_PROBE,
+  normalizationType,
+  normalizeFilter,
+  SILENCE_PROBE,
+  timeWindow,
+} from '../engines/ffmpeg/recipes/download';
+import { LOUDNESS_TARGET, processingSteps } from '../lib/download-plan';
 import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
 import type { DownloadFormat, Quality } from '../lib/operations';
 import { assertClipWithin } from './failures';
@@ -39,16 +53,20 @@ export interface ProcessDownloadInput extends FinalizeDownloadInput {
 export function createDownloadActivities(deps: DownloadDeps) {
   const { ffmpeg, storage } = deps;
 
+  /** Runs of one step's ffmpeg passes, each within its share [a, b] of the step's progress range. */
+  function ffmpegRun([from, to]: [number, number]): BandRun {
+    const signal = Context.current().cancellationSignal;
+    return async (args, durationHint, [a, b], onLogLine) =>
+      (await ffmpeg.run({ args, durationHint, signal, onProgress: progressReporter([from + (to - from) * a, from + (to - from) * b]), onLogLine })).log;
+  }
+
   return {
     /** Remuxes or re-encodes the downloaded file into the requested format and measures the result. */
     async finalizeDownload(input: FinalizeDownloadInput): Promise<JobOutput> {
       const src = await storage.workFile(input.jobId, input.sourceFile);
       const probe = await probeDownloaded(ffmpeg, src);
       const codecs = codecsOf(probe);
-      const wantsAudio = input.quality === 'audio' || input.format === 'mp3' || input.format === 'wav';
-      if (wantsAudio && !codecs.acodec) {
-        throw ApplicationFailure.nonRetryable('The source has no audio track to extract', FAILURE_TYPES.unavailable);
-      }
+      assertAudioFor(input, [], codecs);
       const step = finalStep(input.quality, input.format, codecs, path.extname(src).slice(1) || 'bin');
       const relative = storage.outputRelative(input.jobId, `output.${step.ext}`);
       const out = storage.outputPath(relative);
@@ -90,127 +108,85 @@ export function createDownloadActivities(deps: DownloadDeps) {
       const src = await storage.workFile(input.jobId, input.sourceFile);
       const probe = await probeDownloaded(ffmpeg, src);
       const sourceDuration = durationOf(probe);
-      const codecs = codecsOf(probe);
       const steps = processingSteps(input.processing);
-      const wantsAudio = input.quality === 'audio' || input.format === 'mp3' || input.format === 'wav';
-      if ((wantsAudio || steps.length > 0) && !codecs.acodec) {
-        throw ApplicationFailure.nonRetryable(
-          steps.length > 0 ? `The source has no audio track, so ${steps.join(', ')} cannot be applied` : 'The source has no audio track to extract',
-          FAILURE_TYPES.unavailable,
-        );
-      }
-      let start = input.clipStart ?? 0;
-      let end = input.clipEnd ?? sourceDuration;
+      assertAudioFor(input, steps, codecsOf(probe));
       assertClipWithin(input.clipStart, input.clipEnd, sourceDuration);
-      end = Math.min(end, sourceDuration);
-
-      const signal = Context.current().cancellationSignal;
-      const [from, to] = input.progressRange;
-      const band = (a: number, b: number): [number, number] => [from + (to - from) * a, from + (to - from) * b];
-      const window = (s: number, e: number) => [...(s > 0 ? ['-ss', s.toFixed(3)] : []), ...(e < sourceDuration ? ['-t', (e - s).toFixed(3)] : [])];
+      const run = ffmpegRun(input.progressRange);
       const stop = keepAlive();
       try {
-        // 1. denoise: afftdn needs the noise floor; the quietest 50 ms window is the background noise.
-        const filters: string[] = [];
-        if (steps.includes('denoise')) {
-          const { log } = await ffmpeg.run({
-            args: [...window(start, end), '-i', src, '-vn', '-sn', '-map', '0:a:0', '-af', 'astats=measure_perchannel=none:measure_overall=RMS_trough', '-f', 'null', '-'],
-            durationHint: end - start,
-            signal,
-            onProgress: progressReporter(band(0, 0.15)),
-          });
-          const trough = Number(/RMS trough dB: (-?[\d.]+|-inf)/.exec(log)?.[1]);
-          const floor = Number.isFinite(trough) ? Math.max(-80, Math.min(-20, Math.round(trough + 2))) : -80;
-          filters.push(`afftdn=nr=30:nf=${floor}`);
-        }
-
-        // 2. one measuring pass for trim_silence (silencedetect) and normalize (loudnorm, first pass)
-        let measured: LoudnormMeasurement | null = null;
-        if (steps.includes('trim_silence') || steps.includes('normalize')) {
-          const chain = [...filters];
-          if (steps.includes('trim_silence')) chain.push('silencedetect=noise=-50dB:duration=0.1');
-          if (steps.includes('normalize')) chain.push(`loudnorm=I=${LOUDNESS_TARGET.integrated}:TP=${LOUDNESS_TARGET.truePeak}:LRA=11:print_format=json`);
-          const lines: string[] = [];
-          const { log } = await ffmpeg.run({
-            args: [...window(start, end), '-i', src, '-vn', '-sn', '-map', '0:a:0', '-af', chain.join(','), '-f', 'null', '-'],
-            durationHint: end - start,
-            signal,
-            onProgress: progressReporter(band(0.15, 0.4)),
-            onLogLine: (l) => l.includes('silence_') && lines.push(l),
-          });
-          if (steps.includes('trim_silence')) {
-            const span = soundSpan(parseSilences(lines, end - start), end - start);
-            // A source silent throughout is left as it is rather than cut to nothing.
-            if (span) [start, end] = [start + span.start, start + span.end];
-          }
-          if (steps.includes('normalize')) {
-            measured = parseLoudnorm(log);
-            if (!measured) throw ApplicationFailure.nonRetryable('The audio is silent, so it cannot be normalized', FAILURE_TYPES.unavailable);
-          }
-        }
-        if (measured) {
-          // Linear (a single gain) when the measured range and peak allow it; loudnorm falls back to dynamic otherwise.
-          const lra = Math.min(50, Math.max(11, Math.ceil(measured.input_lra + 1)));
-          filters.push(
-            `loudnorm=I=${LOUDNESS_TARGET.integrated}:TP=${LOUDNESS_TARGET.truePeak}:LRA=${lra}:measured_I=${measured.input_i}:measured_TP=${measured.input_tp}` +
-              `:measured_LRA=${measured.input_lra}:measured_thresh=${measured.input_thresh}:offset=${measured.target_offset}:linear=true:print_format=json`,
-          );
-        }
-        if (filters.length > 0) {
-          // loudnorm works at 192 kHz: deliver the source's rate, and its channel layout (encoders such
-          // as aac refuse the unset layout the filters otherwise hand on)
-          const audio = probe.streams.find((s) => s.codec_type === 'audio');
-          const rate = Number(audio?.sample_rate) || 48000;
-          const layout = audio?.channel_layout || (audio?.channels === 1 ? 'mono' : 'stereo');
-          filters.push(`aresample=${rate}`, `aformat=sample_rates=${rate}:channel_layouts=${layout}`);
-        }
-
-        // 3. the encode: -ss before -i with re-encoding decodes from the previous keyframe and drops
-        // frames up to the exact time, so the cut is frame-accurate.
-        const cut = start > 0 || end < sourceDuration - 0.001;
-        const step = editStep(input.quality, input.format, codecs, path.extname(src).slice(1) || 'bin', cut);
+        const audio = await planAudio(src, steps, [input.clipStart ?? 0, Math.min(input.clipEnd ?? sourceDuration, sourceDuration)], sourceDuration, run);
+        if (audio.filters.length) audio.filters.push(...deliveryFilters(probe.streams.find((s) => s.codec_type === 'audio')));
+        const [start, end] = audio.span;
+        const step = editStep(input.quality, input.format, codecsOf(probe), path.extname(src).slice(1) || 'bin', start > 0 || end < sourceDuration - 0.001);
         const relative = storage.outputRelative(input.jobId, `output.${step.ext}`);
         const out = storage.outputPath(relative);
         await fs.mkdir(path.dirname(out), { recursive: true });
-        const { log } = await ffmpeg.run({
-          args: [...window(start, end), '-i', src, '-y', ...step.outputOptions, ...(filters.length ? ['-af', filters.join(',')] : []), out],
-          durationHint: end - start,
-          signal,
-          onProgress: progressReporter(band(0.4, measured ? 0.9 : 1)),
-        });
-
-        const resultData: Record<string, unknown> = {};
-        if (measured) {
-          const mode = /"normalization_type"\s*:\s*"(\w+)"/.exec(log.slice(log.lastIndexOf('[Parsed_loudnorm')))?.[1] ?? null;
-          const after = await ffmpeg.run({ args: ['-i', out, '-vn', '-af', 'ebur128=peak=true', '-f', 'null', '-'], signal, onProgress: progressReporter(band(0.9, 1)) });
-          const m = parseEbur128Summary(after.log);
-          resultData.loudness = {
-            target_i: LOUDNESS_TARGET.integrated,
-            input_i: measured.input_i,
-            input_tp: measured.input_tp,
-            input_lra: measured.input_lra,
-            output_i: m?.integrated ?? null,
-            output_tp: m?.truePeak ?? null,
-            output_lra: m?.lra ?? null,
-            normalization_type: mode,
-          };
-        }
+        const encoded = await run(editEncode(timeWindow(start, end, sourceDuration), src, step, audio.filters, out), end - start, [0.4, audio.measured ? 0.9 : 1]);
+        const loudness = audio.measured ? await loudnessOf(out, audio.measured, normalizationType(encoded), run) : undefined;
         const result = await ffmpeg.probe(out);
         const stat = await fs.stat(out);
         await storage.commitOutput(relative);
-        return {
-          outputFile: relative,
-          resultData: { title: input.title, duration: roundMs(durationOf(result)), format: step.ext, filesize: stat.size, ...resultData },
-        };
+        return { outputFile: relative, resultData: { title: input.title, duration: roundMs(durationOf(result)), format: step.ext, filesize: stat.size, ...(loudness ? { loudness } : {}) } };
       } catch (err) {
         throw toolFailure(err);
       } finally {
         stop();
       }
     },
-
   };
 }
 
 export type DownloadActivities = ReturnType<typeof createDownloadActivities>;
+
+/** An ffmpeg run within a share of the step's progress band; resolves with its log. */
+type BandRun = (args: string[], durationHint: number | undefined, band: [number, number], onLogLine?: (line: string) => void) => Promise<string>;
+
+/** What an edit does to the audio: its filters, the span it keeps (after trim_silence), loudnorm's first-pass figures. */
+interface AudioPlan {
+  filters: string[];
+  span: [number, number];
+  measured: LoudnormMeasurement | null;
+}
+
+function assertAudioFor(input: { quality: Quality; format: DownloadFormat | null }, steps: string[], codecs: { acodec: string | null }): void {
+  if (codecs.acodec) return;
+  const wantsAudio = input.quality === 'audio' || input.format === 'mp3' || input.format === 'wav';
+  if (steps.length > 0) throw ApplicationFailure.nonRetryable(`The source has no audio track, so ${steps.join(', ')} cannot be applied`, FAILURE_TYPES.unavailable);
+  if (wantsAudio) throw ApplicationFailure.nonRetryable('The source has no audio track to extract', FAILURE_TYPES.unavailable);
+}
+
+/** The measuring passes: the noise floor for denoise, then one pass for trim_silence (silences) and normalize (loudnorm's first pass). */
+async function planAudio(src: string, steps: string[], span: [number, number], sourceDuration: number, run: BandRun): Promise<AudioPlan> {
+  let [start, end] = span;
+  const filters: string[] = [];
+  if (steps.includes('denoise')) filters.push(denoiseFilter(await run(audioPass(timeWindow(start, end, sourceDuration), src, [NOISE_PROBE]), end - start, [0, 0.15])));
+  if (!steps.includes('trim_silence') && !steps.includes('normalize')) return { filters, span: [start, end], measured: null };
+  const chain = [...filters, ...(steps.includes('trim_silence') ? [SILENCE_PROBE] : []), ...(steps.includes('normalize') ? [LOUDNESS_PROBE] : [])];
+  const silences: string[] = [];
+  const log = await run(audioPass(timeWindow(start, end, sourceDuration), src, chain), end - start, [0.15, 0.4], (l) => l.includes('silence_') && silences.push(l));
+  if (steps.includes('trim_silence')) {
+    const sound = soundSpan(parseSilences(silences, end - start), end - start);
+    // A source silent throughout is left as it is rather than cut to nothing.
+    if (sound) [start, end] = [start + sound.start, start + sound.end];
+  }
+  if (!steps.includes('normalize')) return { filters, span: [start, end], measured: null };
+  const measured = parseLoudnorm(log);
+  if (!measured) throw ApplicationFailure.nonRetryable('The audio is silent, so it cannot be normalized', FAILURE_TYPES.unavailable);
+  return { filters: [...filters, normalizeFilter(measured)], span: [start, end], measured };
+}
+
+/** result_data.loudness: the first pass's figures beside the delivered file's, measured again. */
+async function loudnessOf(out: string, measured: LoudnormMeasurement, mode: string | null, run: BandRun) {
+  const m = parseEbur128Summary(await run(loudnessCheck(out), undefined, [0.9, 1]));
+  return {
+    target_i: LOUDNESS_TARGET.integrated,
+    input_i: measured.input_i,
+    input_tp: measured.input_tp,
+    input_lra: measured.input_lra,
+    output_i: m?.integrated ?? null,
+    output_tp: m?.truePeak ?? null,
+    output_lra: m?.lra ?? null,
+    normalization_type: mode,
+  };
+}
 

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { clipProblem } from '../lib/edit-plan';
+import { clipProblem } from '../lib/download-plan';
 import { FAILURE_TYPES } from '../lib/jobs';
 
 /** How an engine classifies a failure: the first three are the user's (no retry, refund), `failed` may be transient. */

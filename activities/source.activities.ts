@@ -10,7 +10,7 @@ import { toVideoInfo } from '../engines/ytdlp/video-info';
 import type { DownloadRequest, YtDlpEngine, YtDlpFormat, YtDlpInfo } from '../engines/ytdlp/ytdlp.engine';
 import { YtDlpError } from '../engines/ytdlp/ytdlp.engine';
 import type { Config } from '../lib/config';
-import { ytdlpSelection } from '../lib/download-plan';
+import { ytdlpSelection } from '../engines/ytdlp/format-selection';
 import { FAILURE_TYPES, type SourceSummary } from '../lib/jobs';
 import type { DownloadFormat, Quality } from '../lib/operations';
 import { formatSeconds, sourceLimits, tooLargeMessage, tooLongMessage, type PlanName, type SourceLimits } from '../lib/plans';

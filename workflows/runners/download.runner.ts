@@ -1,5 +1,5 @@
 import { ApplicationFailure, patched } from '@temporalio/workflow';
-import { clipProblem } from '../../lib/edit-plan';
+import { clipProblem } from '../../lib/download-plan';
 import { FAILURE_TYPES } from '../../lib/jobs';
 import { parseTimeString } from '../../lib/time';
 import { mediaFetch, mediaProcess } from '../activity-proxies';

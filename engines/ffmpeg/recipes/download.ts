@@ -1,0 +1,124 @@
+// ffmpeg recipes of a download: the final step of a plain download, and the passes of a clipped or
+// audio-processed one (measure, then one encode). Pure: a plan in, argument lists out.
+import { isAudioOutput, LOUDNESS_TARGET } from '../../../lib/download-plan';
+import type { DownloadFormat, Quality } from '../../../lib/operations';
+import type { LoudnormMeasurement } from '../ffmpeg-analysis';
+import { AUDIO_CODEC, COPY_AUDIO, COPY_VIDEO, h264, MP4_AUDIO, MP4_VIDEO, vp9, WEBM_AUDIO, WEBM_VIDEO } from './codecs';
+
+export interface Codecs {
+  vcodec: string | null;
+  acodec: string | null;
+}
+
+export interface FinalStep {
+  ext: string;
+  /** ffmpeg output options; null when the downloaded file is already final. */
+  outputOptions: string[] | null;
+}
+
+/** How to turn the downloaded file (with the given codecs) into the requested output: copy what the container takes, encode the rest. */
+export function finalStep(quality: Quality, format: DownloadFormat | null, codecs: Codecs, sourceExt: string): FinalStep {
+  const { vcodec, acodec } = codecs;
+  if (format === 'mp3') return { ext: 'mp3', outputOptions: ['-vn', ...(vcodec === null && acodec === 'mp3' ? COPY_AUDIO : AUDIO_CODEC.mp3!.options)] };
+  if (format === 'wav') return { ext: 'wav', outputOptions: ['-vn', '-c:a', 'pcm_s16le'] };
+  if (quality === 'audio') {
+    const known = acodec ? AUDIO_CODEC[acodec] : undefined;
+    return known ? { ext: known.ext, outputOptions: ['-vn', ...COPY_AUDIO] } : { ext: 'm4a', outputOptions: ['-vn', ...AUDIO_CODEC.aac!.options] };
+  }
+  if (format === 'mp4') {
+    const v = vcodec === null || MP4_VIDEO.includes(vcodec) ? COPY_VIDEO : h264(22);
+    const a = acodec === null || MP4_AUDIO.includes(acodec) ? COPY_AUDIO : ['-c:a', 'aac', '-b:a', '160k'];
+    return { ext: 'mp4', outputOptions: ['-map', '0', ...v, ...a, '-movflags', '+faststart'] };
+  }
+  if (format === 'webm') {
+    const v = vcodec === null || WEBM_VIDEO.includes(vcodec) ? COPY_VIDEO : vp9(33);
+    const a = acodec === null || WEBM_AUDIO.includes(acodec) ? COPY_AUDIO : AUDIO_CODEC.opus!.options;
+    return { ext: 'webm', outputOptions: ['-map', '0', ...v, ...a] };
+  }
+  if (format === 'mkv') return { ext: 'mkv', outputOptions: ['-map', '0', '-c', 'copy'] };
+  return { ext: sourceExt, outputOptions: null };
+}
+
+export interface EditStep {
+  ext: string;
+  /** Output options (stream maps and codecs); the audio filters go beside them. */
+  outputOptions: string[];
+}
+
+/**
+ * How to write a clipped and/or audio-processed download. Audio is always re-encoded (filters and
+ * sample-accurate cuts need it). Video is re-encoded when it is cut, so the cut is frame-accurate
+ * and never snaps to a keyframe, and copied otherwise when the container allows the codec.
+ */
+export function editStep(quality: Quality, format: DownloadFormat | null, codecs: Codecs, sourceExt: string, cut: boolean): EditStep {
+  const { vcodec, acodec } = codecs;
+  if (format === 'mp3') return { ext: 'mp3', outputOptions: ['-vn', '-sn', '-map', '0:a:0', ...AUDIO_CODEC.mp3!.options] };
+  if (format === 'wav') return { ext: 'wav', outputOptions: ['-vn', '-sn', '-map', '0:a:0', '-c:a', 'pcm_s16le'] };
+  if (isAudioOutput(quality, format) || vcodec === null) {
+    const a = format === 'webm' ? AUDIO_CODEC.opus! : format ? AUDIO_CODEC.aac! : (acodec && AUDIO_CODEC[acodec]) || AUDIO_CODEC.aac!;
+    return { ext: format ?? a.ext, outputOptions: ['-vn', '-sn', '-map', '0:a:0?', ...a.options] };
+  }
+  const ext = format ?? (['mp4', 'webm', 'mkv'].includes(sourceExt) ? sourceExt : 'mkv');
+  const maps = ['-map', '0:v:0', '-map', '0:a:0?', '-sn'];
+  if (ext === 'webm') return { ext, outputOptions: [...maps, ...(!cut && WEBM_VIDEO.includes(vcodec) ? COPY_VIDEO : vp9(30)), ...AUDIO_CODEC.opus!.options] };
+  const v = !cut && (ext === 'mkv' || MP4_VIDEO.includes(vcodec)) ? COPY_VIDEO : h264(20);
+  return { ext, outputOptions: [...maps, ...v, ...AUDIO_CODEC.aac!.options, ...(ext === 'mp4' ? ['-movflags', '+faststart'] : [])] };
+}
+
+/** The part of the source an edit reads: `-ss`/`-t` before the input, left out where they are the source's own bounds. */
+export function timeWindow(start: number, end: number, sourceDuration: number): string[] {
+  return [...(start > 0 ? ['-ss', start.toFixed(3)] : []), ...(end < sourceDuration ? ['-t', (end - start).toFixed(3)] : [])];
+}
+
+/** A pass over the first audio stream of `src` through `filters`, decoding only (nothing written). */
+export function audioPass(window: string[], src: string, filters: string[]): string[] {
+  return [...window, '-i', src, '-vn', '-sn', '-map', '0:a:0', '-af', filters.join(','), '-f', 'null', '-'];
+}
+
+/** Denoise's measuring pass: the quietest 50 ms window (RMS trough) is the background noise. */
+export const NOISE_PROBE = 'astats=measure_perchannel=none:measure_overall=RMS_trough';
+
+/** afftdn with the noise floor read from NOISE_PROBE's log: 2 dB above the trough, within −80…−20 dB. */
+export function denoiseFilter(noiseProbeLog: string): string {
+  const trough = Number(/RMS trough dB: (-?[\d.]+|-inf)/.exec(noiseProbeLog)?.[1]);
+  const floor = Number.isFinite(trough) ? Math.max(-80, Math.min(-20, Math.round(trough + 2))) : -80;
+  return `afftdn=nr=30:nf=${floor}`;
+}
+
+export const SILENCE_PROBE = 'silencedetect=noise=-50dB:duration=0.1';
+/** loudnorm's first pass: measures, prints JSON. */
+export const LOUDNESS_PROBE = `loudnorm=I=${LOUDNESS_TARGET.integrated}:TP=${LOUDNESS_TARGET.truePeak}:LRA=11:print_format=json`;
+
+/** loudnorm's second pass from the first's figures: linear (one gain) when the measured range and peak allow it; loudnorm falls back to dynamic otherwise. */
+export function normalizeFilter(m: LoudnormMeasurement): string {
+  const lra = Math.min(50, Math.max(11, Math.ceil(m.input_lra + 1)));
+  return (
+    `loudnorm=I=${LOUDNESS_TARGET.integrated}:TP=${LOUDNESS_TARGET.truePeak}:LRA=${lra}:measured_I=${m.input_i}:measured_TP=${m.input_tp}` +
+    `:measured_LRA=${m.input_lra}:measured_thresh=${m.input_thresh}:offset=${m.target_offset}:linear=true:print_format=json`
+  );
+}
+
+/**
+ * What ends a filtered audio chain: loudnorm works at 192 kHz, so deliver the source's rate, and its
+ * channel layout (encoders such as aac refuse the unset layout the filters otherwise hand on).
+ */
+export function deliveryFilters(audio: { sample_rate?: string | number; channel_layout?: string; channels?: number } | undefined): string[] {
+  const rate = Number(audio?.sample_rate) || 48000;
+  const layout = audio?.channel_layout || (audio?.channels === 1 ? 'mono' : 'stereo');
+  return [`aresample=${rate}`, `aformat=sample_rates=${rate}:channel_layouts=${layout}`];
+}
+
+/** The edit's one encode. `-ss` before `-i` with re-encoding decodes from the previous keyframe and drops frames up to the exact time: a frame-accurate cut. */
+export function editEncode(window: string[], src: string, step: EditStep, filters: string[], out: string): string[] {
+  return [...window, '-i', src, '-y', ...step.outputOptions, ...(filters.length ? ['-af', filters.join(',')] : []), out];
+}
+
+/** The delivered file's loudness, measured as a listener's meter would (EBU R128, true peak). */
+export function loudnessCheck(file: string): string[] {
+  return ['-i', file, '-vn', '-af', 'ebur128=peak=true', '-f', 'null', '-'];
+}
+
+/** Which way loudnorm's second pass went (linear or dynamic), from its JSON in the encode's log. */
+export function normalizationType(encodeLog: string): string | null {
+  return /"normalization_type"\s*:\s*"(\w+)"/.exec(encodeLog.slice(encodeLog.lastIndexOf('[Parsed_loudnorm')))?.[1] ?? null;
+}
