@@ -3,11 +3,12 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: help tools build run test test-noisy-neighbour lint clean bench bench-speech bench-media
+.PHONY: help tools build run test test-fast test-noisy-neighbour lint clean bench bench-speech bench-media
 
 help:
 	@echo "make run    start API + workers + embedded Temporal (data in ./data)"
 	@echo "make test   install what is missing, build, lint and run every test"
+	@echo "make test-fast  the unit specs alone (pure functions, no tools or servers; under a minute)"
 	@echo "make build  compile TypeScript into dist/"
 	@echo "make bench  product against bare tools and peers (starts its own stack)"
 
@@ -25,6 +26,10 @@ run: build
 
 test: build lint
 	@npx mocha
+
+# The fast tier: test/unit/*.spec.ts, pure functions only (make test runs them too).
+test-fast: build
+	@npx mocha --no-config --require dist/test/setup.js --exit 'dist/test/unit/**/*.spec.js'
 
 clean:
 	rm -rf dist

@@ -1,0 +1,125 @@
+// The ffmpeg recipes: a plan in, the argument list out, checked without running ffmpeg.
+import assert from 'node:assert/strict';
+import {
+  audioPass,
+  deliveryFilters,
+  denoiseFilter,
+  editEncode,
+  editStep,
+  finalStep,
+  normalizationType,
+  normalizeFilter,
+  timeWindow,
+} from '../../engines/ffmpeg/recipes/download';
+import { clipRecipe, gifRecipe, mosaicRecipe, mosaicTimes, thumbnailRecipe } from '../../engines/ffmpeg/recipes/preview';
+
+const file = (before: string[]) => [...before, '-i', 'in.mp4'];
+const h264 = (crf: number) => ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(crf), '-pix_fmt', 'yuv420p'];
+
+describe('ffmpeg recipes: previews', () => {
+  it('gif: a seeked window, the palette pair at the fps and width asked, looping', () => {
+    const r = gifRecipe(file, { start: 1.5, length: 2, fps: 12, width: 320 }, 'o.gif');
+    assert.deepEqual(r.args, [
+      '-ss', '1.500', '-t', '2.000', '-i', 'in.mp4',
+      '-filter_complex', '[0:v:0]fps=12,scale=320:-1:flags=lanczos,split[a][b];[a]palettegen=stats_mode=diff[pal];[b][pal]paletteuse=dither=bayer:bayer_scale=5',
+      '-loop', '0', '-y', 'o.gif',
+    ]);
+    assert.equal(r.covers, 2);
+  });
+
+  it('thumbnail: one frame at the time asked, scaled, as a JPEG', () => {
+    const r = thumbnailRecipe(file, { at: 0.25, width: 160 }, 'o.jpg');
+    assert.deepEqual(r.args, ['-ss', '0.250', '-i', 'in.mp4', '-map', '0:v:0', '-frames:v', '1', '-vf', 'scale=160:-1:flags=lanczos', '-q:v', '2', '-update', '1', '-f', 'image2', '-c:v', 'mjpeg', '-y', 'o.jpg']);
+  });
+
+  it('mosaic: one seeked input per tile, each tile width the sheet over the columns (rounded up), tiled then scaled', () => {
+    const r = mosaicRecipe(file, { times: [1, 2, 3], columns: 3, rows: 1, width: 500 }, 'o.jpg');
+    assert.deepEqual(r.args.slice(0, 9), ['-ss', '1.000', '-i', 'in.mp4', '-ss', '2.000', '-i', 'in.mp4', '-ss']);
+    const graph = r.args[r.args.indexOf('-filter_complex') + 1]!;
+    assert.match(graph, /^\[0:v:0\]trim=end_frame=1,setpts=PTS-STARTPTS,scale=167:-1:flags=lanczos,setsar=1\[f0\];/);
+    assert.match(graph, /\[f0\]\[f1\]\[f2\]concat=n=3:v=1:a=0,tile=3x1,scale=500:-1:flags=lanczos$/);
+    assert.deepEqual(r.args.slice(-12), ['-frames:v', '1', '-q:v', '2', '-update', '1', '-f', 'image2', '-c:v', 'mjpeg', '-y', 'o.jpg']);
+  });
+
+  it('mosaic times: the middle of each equal part, never past the last frame', () => {
+    assert.deepEqual(mosaicTimes({ duration: '4', avg_frame_rate: '25/1' }, 4, 4), [0.5, 1.5, 2.5, 3.5]);
+    // a 1 s stream at 10 fps in 2 parts: the second middle (0.75 s) is before the last frame (1 - 0.15 s)
+    assert.deepEqual(mosaicTimes({ duration: '1', avg_frame_rate: '10/1' }, 1, 2), [0.25, 0.75]);
+    // the stream shorter than the container: its own length counts, capped 1.5 frames before its end
+    assert.deepEqual(mosaicTimes({ duration: '2', avg_frame_rate: '1/1' }, 10, 1), [0.5]);
+    assert.deepEqual(mosaicTimes({ avg_frame_rate: '0/0' }, 2, 2), [0.5, 1.5]);
+  });
+
+  it('clip: H.264 at an even width, AAC only when the source has audio, faststart', () => {
+    const withAudio = clipRecipe(file, { start: 0, length: 3, width: 481, hasAudio: true }, 'o.mp4');
+    assert.deepEqual(withAudio.args, ['-ss', '0.000', '-t', '3.000', '-i', 'in.mp4', '-map', '0:v:0', '-map', '0:a:0', '-vf', 'scale=480:-2:flags=lanczos', ...h264(23), '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', '-y', 'o.mp4']);
+    const silent = clipRecipe(file, { start: 0, length: 3, width: 480, hasAudio: false }, 'o.mp4');
+    assert.ok(!silent.args.includes('-c:a') && !silent.args.includes('0:a:0'));
+  });
+});
+
+describe('ffmpeg recipes: a download', () => {
+  const codecs = (vcodec: string | null, acodec: string | null) => ({ vcodec, acodec });
+
+  it('final step: copies what the container takes, encodes the rest, keeps a file that is already final', () => {
+    assert.deepEqual(finalStep('best', 'mp4', codecs('h264', 'aac'), 'mp4'), { ext: 'mp4', outputOptions: ['-map', '0', '-c:v', 'copy', '-c:a', 'copy', '-movflags', '+faststart'] });
+    assert.deepEqual(finalStep('best', 'mp4', codecs('vp9', 'opus'), 'webm'), { ext: 'mp4', outputOptions: ['-map', '0', ...h264(22), '-c:a', 'aac', '-b:a', '160k', '-movflags', '+faststart'] });
+    assert.deepEqual(finalStep('best', 'webm', codecs('h264', 'aac'), 'mp4').outputOptions, ['-map', '0', '-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1', '-b:v', '0', '-crf', '33', '-c:a', 'libopus', '-b:a', '128k']);
+    assert.deepEqual(finalStep('best', 'mkv', codecs('h264', 'aac'), 'mp4'), { ext: 'mkv', outputOptions: ['-map', '0', '-c', 'copy'] });
+    assert.deepEqual(finalStep('best', null, codecs('h264', 'aac'), 'mp4'), { ext: 'mp4', outputOptions: null });
+    assert.deepEqual(finalStep('audio', 'mp3', codecs(null, 'mp3'), 'mp3'), { ext: 'mp3', outputOptions: ['-vn', '-c:a', 'copy'] });
+    assert.deepEqual(finalStep('audio', 'mp3', codecs(null, 'aac'), 'm4a'), { ext: 'mp3', outputOptions: ['-vn', '-c:a', 'libmp3lame', '-q:a', '2'] });
+    assert.deepEqual(finalStep('best', 'wav', codecs('h264', 'aac'), 'mp4'), { ext: 'wav', outputOptions: ['-vn', '-c:a', 'pcm_s16le'] });
+    assert.deepEqual(finalStep('audio', null, codecs(null, 'opus'), 'webm'), { ext: 'opus', outputOptions: ['-vn', '-c:a', 'copy'] });
+    assert.deepEqual(finalStep('audio', null, codecs(null, 'pcm_s24le'), 'wav'), { ext: 'm4a', outputOptions: ['-vn', '-c:a', 'aac', '-b:a', '192k'] });
+  });
+
+  it('edit step: audio always encoded; video copied unless cut or the container refuses it', () => {
+    const maps = ['-map', '0:v:0', '-map', '0:a:0?', '-sn'];
+    assert.deepEqual(editStep('best', 'mp4', codecs('h264', 'aac'), 'mp4', false), { ext: 'mp4', outputOptions: [...maps, '-c:v', 'copy', '-c:a', 'aac', '-b:a', '192k', '-movflags', '+faststart'] });
+    assert.deepEqual(editStep('best', 'mp4', codecs('h264', 'aac'), 'mp4', true).outputOptions.slice(5, 13), h264(20));
+    assert.deepEqual(editStep('best', null, codecs('vp9', 'opus'), 'webm', false), { ext: 'webm', outputOptions: [...maps, '-c:v', 'copy', '-c:a', 'libopus', '-b:a', '128k'] });
+    assert.equal(editStep('best', null, codecs('vp9', 'opus'), 'flv', false).ext, 'mkv');
+    assert.deepEqual(editStep('audio', null, codecs('h264', 'opus'), 'webm', false), { ext: 'opus', outputOptions: ['-vn', '-sn', '-map', '0:a:0?', '-c:a', 'libopus', '-b:a', '128k'] });
+    assert.deepEqual(editStep('best', 'wav', codecs('h264', 'aac'), 'mp4', true), { ext: 'wav', outputOptions: ['-vn', '-sn', '-map', '0:a:0', '-c:a', 'pcm_s16le'] });
+    assert.deepEqual(editStep('best', null, codecs(null, 'aac'), 'm4a', true), { ext: 'm4a', outputOptions: ['-vn', '-sn', '-map', '0:a:0?', '-c:a', 'aac', '-b:a', '192k'] });
+  });
+
+  it('time window: -ss and -t only where they differ from the source bounds', () => {
+    assert.deepEqual(timeWindow(0, 10, 10), []);
+    assert.deepEqual(timeWindow(1.25, 10, 10), ['-ss', '1.250']);
+    assert.deepEqual(timeWindow(0, 4, 10), ['-t', '4.000']);
+    assert.deepEqual(timeWindow(2, 5, 10), ['-ss', '2.000', '-t', '3.000']);
+  });
+
+  it('measuring passes decode the first audio stream through the filters and write nothing', () => {
+    assert.deepEqual(audioPass(['-ss', '1.000'], 'in.m4a', ['a', 'b']), ['-ss', '1.000', '-i', 'in.m4a', '-vn', '-sn', '-map', '0:a:0', '-af', 'a,b', '-f', 'null', '-']);
+  });
+
+  it('denoise: the floor 2 dB above the RMS trough, kept within -80…-20 dB', () => {
+    assert.equal(denoiseFilter('[Parsed_astats_0] RMS trough dB: -61.3'), 'afftdn=nr=30:nf=-59');
+    assert.equal(denoiseFilter('RMS trough dB: -10.0'), 'afftdn=nr=30:nf=-20');
+    assert.equal(denoiseFilter('RMS trough dB: -inf'), 'afftdn=nr=30:nf=-80');
+    assert.equal(denoiseFilter('no figure'), 'afftdn=nr=30:nf=-80');
+  });
+
+  it("normalize: the second pass carries the first pass's figures, linear, with the range widened to fit", () => {
+    const f = normalizeFilter({ input_i: -30.2, input_tp: -12.1, input_lra: 14.4, input_thresh: -40.5, target_offset: 0.3 });
+    assert.equal(f, 'loudnorm=I=-16:TP=-1.5:LRA=16:measured_I=-30.2:measured_TP=-12.1:measured_LRA=14.4:measured_thresh=-40.5:offset=0.3:linear=true:print_format=json');
+    assert.match(normalizeFilter({ input_i: -20, input_tp: -3, input_lra: 2, input_thresh: -30, target_offset: 0 }), /:LRA=11:/);
+    assert.equal(normalizationType('x [Parsed_loudnorm_1 @ 0x1]\n{ "normalization_type" : "linear" }'), 'linear');
+    assert.equal(normalizationType('nothing'), null);
+  });
+
+  it("delivery: the source's rate and layout after the filters (mono when it has one channel and no layout)", () => {
+    assert.deepEqual(deliveryFilters({ sample_rate: '44100', channel_layout: '5.1' }), ['aresample=44100', 'aformat=sample_rates=44100:channel_layouts=5.1']);
+    assert.deepEqual(deliveryFilters({ sample_rate: '22050', channels: 1 }), ['aresample=22050', 'aformat=sample_rates=22050:channel_layouts=mono']);
+    assert.deepEqual(deliveryFilters(undefined), ['aresample=48000', 'aformat=sample_rates=48000:channel_layouts=stereo']);
+  });
+
+  it('the encode: the window before the input, the step, the filters, the output', () => {
+    const step = { ext: 'mp3', outputOptions: ['-vn'] };
+    assert.deepEqual(editEncode(['-ss', '1.000'], 'in', step, ['f1', 'f2'], 'out.mp3'), ['-ss', '1.000', '-i', 'in', '-y', '-vn', '-af', 'f1,f2', 'out.mp3']);
+    assert.deepEqual(editEncode([], 'in', step, [], 'out.mp3'), ['-i', 'in', '-y', '-vn', 'out.mp3']);
+  });
+});
