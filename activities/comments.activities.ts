@@ -1,15 +1,16 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { CommentsError, countComments, pickProvider, toCommentsFile, type CommentSort, type CommentsProvider } from '../engines/comments/provider';
 import { checkUrlAddress } from '../engines/egress/address-check';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
-import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
+import { type JobOutput } from '../lib/jobs';
 import { throughEgress } from './egress-run';
 import { classifiedFailure } from './failures';
 import { keepAlive, progressReporter } from './heartbeat';
+import { JobFailure } from '../lib/job-failure';
 
 export interface CommentsDeps {
   /** In order of preference; the last one (yt-dlp) handles every URL. */
@@ -37,7 +38,7 @@ export function createCommentsActivities(deps: CommentsDeps) {
   return {
     async extractComments(input: ExtractCommentsInput): Promise<JobOutput> {
       const check = await checkUrlAddress(input.url, config.allowPrivateNetwork);
-      if (!check.ok) throw ApplicationFailure.nonRetryable(`The source URL ${check.reason}`, FAILURE_TYPES.rejected);
+      if (!check.ok) throw JobFailure.user('rejected', `The source URL ${check.reason}`);
       const signal = Context.current().cancellationSignal;
       const report = progressReporter(input.progressRange);
       const stop = keepAlive();
@@ -80,5 +81,5 @@ export function createCommentsActivities(deps: CommentsDeps) {
 }
 
 function toFailure(err: unknown): unknown {
-  return err instanceof CommentsError ? classifiedFailure(err.kind, err.message, 'CommentsFailed') : err;
+  return err instanceof CommentsError ? classifiedFailure(err.kind, err.message, 'comments') : err;
 }

@@ -1,4 +1,3 @@
-import { ApplicationFailure } from '@temporalio/activity';
 import type { MikroORM } from '@mikro-orm/core';
 import { Job } from '../db/job.entity';
 import { Account } from '../db/account.entity';
@@ -9,6 +8,7 @@ import type { JobEnd, JobOutput } from '../lib/jobs';
 import { log } from '../lib/logger';
 import { PLANS, type PlanName } from '../lib/plans';
 import { creditsRefunded, jobDuration, jobsCompleted, jobsFailed } from '../lib/metrics';
+import { JobFailure } from '../lib/job-failure';
 
 export interface ControlDeps {
   orm: MikroORM;
@@ -23,7 +23,7 @@ export function createControlActivities(deps: ControlDeps) {
   async function loadJob(jobId: string) {
     const em = orm.em.fork();
     const job = await em.findOne(Job, jobId);
-    if (!job) throw ApplicationFailure.nonRetryable(`job ${jobId} does not exist`, 'JobMissing');
+    if (!job) throw JobFailure.internal(`job ${jobId} does not exist`, 'JobMissing');
     return { em, job };
   }
 
@@ -38,7 +38,7 @@ export function createControlActivities(deps: ControlDeps) {
     async claimRunningSlot(jobId: string): Promise<SlotClaim> {
       const em = orm.em.fork();
       const job = await em.findOne(Job, jobId, { fields: ['accountId'] });
-      if (!job) throw ApplicationFailure.nonRetryable(`job ${jobId} does not exist`, 'JobMissing');
+      if (!job) throw JobFailure.internal(`job ${jobId} does not exist`, 'JobMissing');
       const { claim, job: claimed } = await claimRunningSlot(em.fork(), jobId, await maxRunningOf(em, job.accountId));
       if (claim === 'claimed' && claimed) log.info({ job_id: claimed.id, job_type: claimed.jobType, account_id: claimed.accountId, status: 'processing' }, 'job processing');
       return claim;
@@ -85,7 +85,7 @@ export function createControlActivities(deps: ControlDeps) {
     /** Marks the job failed and refunds its charge in one transaction; a second call changes nothing. */
     async failJob(input: { jobId: string; errorMessage: string }): Promise<JobEnd> {
       const outcome = await failJobWithRefund(orm.em.fork(), input.jobId, input.errorMessage);
-      if (!outcome.found) throw ApplicationFailure.nonRetryable(`job ${input.jobId} does not exist`, 'JobMissing');
+      if (!outcome.found) throw JobFailure.internal(`job ${input.jobId} does not exist`, 'JobMissing');
       const { job } = outcome;
       // counted once: a retried failJob finds the job already failed
       if (outcome.status === 'failed' && outcome.changed) {

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { parseEbur128Summary, parseLoudnorm, parseSilences, soundSpan, type LoudnormMeasurement } from '../engines/ffmpeg/ffmpeg-analysis';
 import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import type { Storage } from '../engines/storage';
@@ -20,11 +20,12 @@ import {
   timeWindow,
 } from '../engines/ffmpeg/recipes/download';
 import { LOUDNESS_TARGET, processingSteps } from '../lib/download-plan';
-import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
+import { type JobOutput } from '../lib/jobs';
 import type { DownloadFormat, Quality } from '../lib/operations';
 import { assertClipWithin } from './failures';
 import { keepAlive, progressReporter } from './heartbeat';
 import { codecsOf, durationOf, probeDownloaded, roundMs, toolFailure } from './media-probe';
+import { JobFailure } from '../lib/job-failure';
 
 export interface DownloadDeps {
   ffmpeg: FfmpegEngine;
@@ -151,8 +152,8 @@ interface AudioPlan {
 function assertAudioFor(input: { quality: Quality; format: DownloadFormat | null }, steps: string[], codecs: { acodec: string | null }): void {
   if (codecs.acodec) return;
   const wantsAudio = input.quality === 'audio' || input.format === 'mp3' || input.format === 'wav';
-  if (steps.length > 0) throw ApplicationFailure.nonRetryable(`The source has no audio track, so ${steps.join(', ')} cannot be applied`, FAILURE_TYPES.unavailable);
-  if (wantsAudio) throw ApplicationFailure.nonRetryable('The source has no audio track to extract', FAILURE_TYPES.unavailable);
+  if (steps.length > 0) throw JobFailure.user('unavailable', `The source has no audio track, so ${steps.join(', ')} cannot be applied`);
+  if (wantsAudio) throw JobFailure.user('unavailable', 'The source has no audio track to extract');
 }
 
 /** The measuring passes: the noise floor for denoise, then one pass for trim_silence (silences) and normalize (loudnorm's first pass). */
@@ -171,7 +172,7 @@ async function planAudio(src: string, steps: string[], span: [number, number], s
   }
   if (!steps.includes('normalize')) return { filters, span: [start, end], measured: null };
   const measured = parseLoudnorm(log);
-  if (!measured) throw ApplicationFailure.nonRetryable('The audio is silent, so it cannot be normalized', FAILURE_TYPES.unavailable);
+  if (!measured) throw JobFailure.user('unavailable', 'The audio is silent, so it cannot be normalized');
   return { filters: [...filters, normalizeFilter(measured)], span: [start, end], measured };
 }
 

@@ -2,11 +2,11 @@ import crypto from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import { EgressRefusedError } from '../engines/egress/address-check';
 import type { EgressProxy, UnreachableHost } from '../engines/egress/egress-proxy';
-import { FAILURE_TYPES } from '../lib/jobs';
+import { JobFailure } from '../lib/job-failure';
 
 /** The job's failure for a refused destination: not retried, refunded, the refusal as its message. */
 export function refusalFailure(err: EgressRefusedError): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(err.message, FAILURE_TYPES.rejected);
+  return JobFailure.user('rejected', err.message);
 }
 
 /**
@@ -39,7 +39,7 @@ const PERMANENT: Record<string, string> = { ENOTFOUND: 'does not resolve (no DNS
 function unreachableFailure(hosts: UnreachableHost[]): ApplicationFailure | null {
   const first = hosts.find((h) => PERMANENT[h.code]);
   if (!first) return null;
-  return ApplicationFailure.nonRetryable(`The source is not available: ${first.host} ${PERMANENT[first.code]}`, FAILURE_TYPES.unavailable);
+  return JobFailure.user('unavailable', `The source is not available: ${first.host} ${PERMANENT[first.code]}`);
 }
 
 /** Node-side fetches throw EgressRefusedError themselves: the same failure. */

@@ -1,6 +1,5 @@
-import { ApplicationFailure } from '@temporalio/activity';
 import { clipProblem } from '../lib/download-plan';
-import { FAILURE_TYPES } from '../lib/jobs';
+import { JobFailure, type ToolName } from '../lib/job-failure';
 
 /** How an engine classifies a failure: the first three are the user's (no retry, refund), `failed` may be transient. */
 export type FailureKind = 'unsupported' | 'unavailable' | 'rejected' | 'failed';
@@ -9,11 +8,10 @@ export type FailureKind = 'unsupported' | 'unavailable' | 'rejected' | 'failed';
 export function assertClipWithin(clipStart: number | null | undefined, clipEnd: number | null | undefined, duration: number | null): void {
   if (duration === null) return;
   const problem = clipProblem(clipStart ?? null, clipEnd ?? null, duration);
-  if (problem) throw ApplicationFailure.nonRetryable(problem, FAILURE_TYPES.rejected);
+  if (problem) throw JobFailure.user('rejected', problem);
 }
 
-/** The activity failure for an engine's classified error; `retryType` names the retryable ones. */
-export function classifiedFailure(kind: FailureKind, message: string, retryType: string): ApplicationFailure {
-  if (kind === 'failed') return ApplicationFailure.retryable(message, retryType);
-  return ApplicationFailure.nonRetryable(message, FAILURE_TYPES[kind]);
+/** The job failure for an engine's classified error: the user's, or `tool`'s failure that may pass. */
+export function classifiedFailure(kind: FailureKind, message: string, tool: ToolName): JobFailure {
+  return kind === 'failed' ? JobFailure.tool(tool, message) : JobFailure.user(kind, message);
 }

@@ -2,7 +2,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { FfmpegEngine, ProbeResult, ProbeStream } from '../engines/ffmpeg/ffmpeg.engine';
 import { FfmpegError, mediaProblemOf } from '../engines/ffmpeg/media-problems';
-import { FAILURE_TYPES } from '../lib/jobs';
+import { JobFailure } from '../lib/job-failure';
 
 /** ffprobe of a downloaded file; a file ffprobe cannot read fails the job (not retried). */
 export function probeDownloaded(ffmpeg: FfmpegEngine, file: string): Promise<ProbeResult> {
@@ -26,16 +26,16 @@ export function toolFailure(err: unknown): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
   const problem = err instanceof FfmpegError ? err.problem : null;
   if (problem) return sourceProblem(problem, err instanceof Error ? err.message : String(err));
-  return ApplicationFailure.retryable(CONVERSION_FAILED, 'FfmpegFailed', err instanceof Error ? err.message : String(err));
+  return JobFailure.tool('ffmpeg', CONVERSION_FAILED, err instanceof Error ? err.message : String(err));
 }
 
 /** The message of a conversion that kept failing with no recognisable cause. */
 export const CONVERSION_FAILED = 'The source could not be converted: it may be damaged or in a form that cannot be converted';
 
-function sourceProblem(problem: string, toolMessage: string): ApplicationFailure {
+function sourceProblem(problem: string, toolMessage: string): JobFailure {
   // a playlist or file list posing as media is refused by the input policy (it would open other files)
-  const type = problem === PLAYLIST_PROBLEM ? FAILURE_TYPES.rejected : FAILURE_TYPES.unavailable;
-  return ApplicationFailure.nonRetryable(`The source could not be read: ${problem}`, type, toolMessage);
+  const kind = problem === PLAYLIST_PROBLEM ? 'rejected' : 'unavailable';
+  return JobFailure.user(kind, `The source could not be read: ${problem}`, toolMessage);
 }
 
 const PLAYLIST_PROBLEM = mediaProblemOf('not on whitelist');

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ApplicationFailure, Context } from '@temporalio/activity';
-import { downloadDirectMedia, probeByteRanges, probeDirectMedia, type DirectMedia } from '../engines/direct-media';
+import { Context } from '@temporalio/activity';
+import { DirectMediaError, downloadDirectMedia, probeByteRanges, probeDirectMedia, type DirectMedia } from '../engines/direct-media';
 import { checkUrlAddress, EgressRefusedError } from '../engines/egress/address-check';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
@@ -11,7 +11,7 @@ import type { DownloadRequest, YtDlpEngine, YtDlpFormat, YtDlpInfo } from '../en
 import { YtDlpError } from '../engines/ytdlp/ytdlp.engine';
 import type { Config } from '../lib/config';
 import { ytdlpSelection } from '../engines/ytdlp/format-selection';
-import { FAILURE_TYPES, type SourceSummary } from '../lib/jobs';
+import { type SourceSummary } from '../lib/jobs';
 import type { DownloadFormat, Quality } from '../lib/operations';
 import { formatSeconds, sourceLimits, tooLargeMessage, tooLongMessage, type PlanName, type SourceLimits } from '../lib/plans';
 import { uploadIdOf } from '../lib/uploads';
@@ -23,6 +23,7 @@ import { unreadableMedia } from './media-probe';
 import { alive, keepAlive, progressReporter } from './heartbeat';
 import { takeUpload } from './upload-source';
 import type { RemoteMedia } from './video-source';
+import { JobFailure } from '../lib/job-failure';
 
 export interface SourceDeps {
   ytdlp: YtDlpEngine;
@@ -71,7 +72,7 @@ export function createSourceActivities(deps: SourceDeps) {
 
   async function assertSafe(url: string): Promise<void> {
     const check = await checkUrlAddress(url, config.allowPrivateNetwork);
-    if (!check.ok) throw ApplicationFailure.nonRetryable(`The source URL ${check.reason}`, FAILURE_TYPES.rejected);
+    if (!check.ok) throw JobFailure.user('rejected', `The source URL ${check.reason}`);
   }
 
   async function probe(url: string): Promise<YtDlpInfo> {
@@ -103,7 +104,7 @@ export function createSourceActivities(deps: SourceDeps) {
     const v = p?.streams.find((s) => s.codec_type === 'video');
     const a = p?.streams.find((s) => s.codec_type === 'audio');
     if (!p || (!v && !a)) {
-      throw ApplicationFailure.nonRetryable(`No platform handler supports ${url}: it is not a video page, a playlist of one video, or a media file`, FAILURE_TYPES.unsupported);
+      throw JobFailure.user('unsupported', `No platform handler supports ${url}: it is not a video page, a playlist of one video, or a media file`);
     }
     const fps = v?.avg_frame_rate?.split('/').map(Number);
     return {
@@ -172,10 +173,10 @@ export function createSourceActivities(deps: SourceDeps) {
       const over = watch.exceeded();
       if (over) throw overLimit(over.message);
       if (err instanceof EgressRefusedError) throw refusalFailure(err);
-      const msg = (err as Error).message;
-      if (/larger than the limit/.test(msg)) throw overLimit(tooLargeMessage(limits));
-      if (/answered HTTP 4\d\d/.test(msg)) throw ApplicationFailure.nonRetryable(`The source is not available: ${msg}`, FAILURE_TYPES.unavailable);
-      throw ApplicationFailure.retryable(`Downloading the source failed: ${msg}`, 'DirectDownloadFailed');
+      if (err instanceof DirectMediaError && err.reason === 'too_large') throw overLimit(tooLargeMessage(limits));
+      // a 4xx is the source's answer, not a passing fault
+      if (err instanceof DirectMediaError && err.status !== undefined && err.status >= 400 && err.status < 500) throw JobFailure.user('unavailable', `The source is not available: ${err.message}`);
+      throw JobFailure.tool('download', `Downloading the source failed: ${(err as Error).message}`);
     } finally {
       watch.stop();
       stop();
@@ -191,7 +192,7 @@ export function createSourceActivities(deps: SourceDeps) {
   /** The limits every job's source must keep (live, duration, size); its title and duration. */
   function withinLimits(info: YtDlpInfo, limits: SourceLimits): SourceSummary {
     if (!config.allowLive && (info.is_live || info.live_status === 'is_live' || info.live_status === 'is_upcoming')) {
-      throw ApplicationFailure.nonRetryable('The source is a live stream; live streams are not supported', FAILURE_TYPES.rejected);
+      throw JobFailure.user('rejected', 'The source is a live stream; live streams are not supported');
     }
     if (typeof info.duration === 'number' && info.duration > limits.maxSeconds) throw overLimit(tooLongMessage(limits, info.duration));
     const size = info.filesize ?? info.filesize_approx;
@@ -249,7 +250,7 @@ export function createSourceActivities(deps: SourceDeps) {
       if (upload) {
         // measured when it was received (an older history's step: jobs now take uploads in resolveSource)
         const info = await storage.readUploadInfo(upload);
-        if (!info) throw ApplicationFailure.nonRetryable(`Upload ${upload} is no longer stored: it expired before the job ran; upload the file again`, FAILURE_TYPES.unavailable);
+        if (!info) throw JobFailure.user('unavailable', `Upload ${upload} is no longer stored: it expired before the job ran; upload the file again`);
         return withinLimits({ id: upload, title: info.filename, duration: info.duration ?? null }, limitsOf({}));
       }
       return withinLimits(await probe(url), limitsOf({}));
@@ -345,16 +346,16 @@ export type SourceActivities = ReturnType<typeof createSourceActivities>;
 function toFailure(err: unknown, limits?: SourceLimits): unknown {
   if (!(err instanceof YtDlpError)) return err;
   // yt-dlp's own limit checks, said with the limit and who sets it
-  if (limits && /larger than the limit/.test(err.message)) return overLimit(tooLargeMessage(limits));
-  if (limits && err.kind === 'filtered' && err.message.startsWith('The source is outside the limits')) {
+  if (limits && err.limit === 'size') return overLimit(tooLargeMessage(limits));
+  if (limits && err.limit === 'filter') {
     return overLimit(`The source is outside the limits: a live stream, or longer than ${formatSeconds(limits.maxSeconds)}, the limit of ${limits.secondsSetBy}`);
   }
-  return classifiedFailure(err.kind === 'filtered' ? 'rejected' : err.kind, err.message, 'YtDlpFailed');
+  return classifiedFailure(err.kind === 'filtered' ? 'rejected' : err.kind, err.message, 'ytdlp');
 }
 
 /** A source past one of its limits: the job fails at once (another try would fetch the same bytes), refunded. */
-function overLimit(message: string): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(message, FAILURE_TYPES.rejected);
+function overLimit(message: string): JobFailure {
+  return JobFailure.user('rejected', message);
 }
 
 function fileNameOf(url: string): string {

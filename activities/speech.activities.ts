@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { ModelSelectionError, type ModelChoice, type ModelRegistry } from '../engines/speech/model-registry';
 import { toSrt, toVtt, type Cue } from '../engines/speech/subtitles';
@@ -10,10 +10,11 @@ import { planSpeechTranslation, targetsFromAnySpeech } from '../engines/translat
 import { translateRoute, type TranslationEngine } from '../engines/translate/translation-engine';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
-import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
+import { type JobOutput } from '../lib/jobs';
 import type { SpeechOutputFormat, TranscribeParams, TranslateParams } from '../lib/operations';
 import { alive, keepAlive, progressReporter, segmentReporter } from './heartbeat';
 import { probeDownloaded } from './media-probe';
+import { JobFailure } from '../lib/job-failure';
 
 export interface SpeechDeps {
   whisper: WhisperEngine;
@@ -64,7 +65,7 @@ export function createSpeechActivities(deps: SpeechDeps) {
     const src = await storage.workFile(jobId, sourceFile);
     const probe = await probeDownloaded(ffmpeg, src);
     if (!probe.streams.some((s) => s.codec_type === 'audio')) {
-      throw ApplicationFailure.nonRetryable('The source has no audio track to transcribe', FAILURE_TYPES.unavailable);
+      throw JobFailure.user('unavailable', 'The source has no audio track to transcribe');
     }
     const wav = path.join(storage.workDirOf(jobId), 'speech', 'audio.wav');
     await fs.mkdir(path.dirname(wav), { recursive: true });
@@ -83,7 +84,7 @@ export function createSpeechActivities(deps: SpeechDeps) {
     try {
       return registry.select(size, language);
     } catch (err) {
-      if (err instanceof ModelSelectionError) throw ApplicationFailure.nonRetryable(err.message, FAILURE_TYPES.rejected);
+      if (err instanceof ModelSelectionError) throw JobFailure.user('rejected', err.message);
       throw err;
     }
   }
@@ -111,8 +112,8 @@ export function createSpeechActivities(deps: SpeechDeps) {
         onSegment: segmentReporter(),
       });
     } catch (err) {
-      if (err instanceof WhisperError && err.runnerMessage && /Invalid data|could not decode|EOF|InvalidDataError/i.test(err.runnerMessage)) {
-        throw ApplicationFailure.nonRetryable(`The audio could not be decoded: ${err.runnerMessage}`, FAILURE_TYPES.unavailable);
+      if (err instanceof WhisperError && err.undecodable) {
+        throw JobFailure.user('unavailable', `The audio could not be decoded: ${err.runnerMessage}`);
       }
       throw err;
     } finally {
@@ -340,9 +341,6 @@ function round2(n: number): number {
   return Math.round(n * 100) / 100;
 }
 
-function noPath(source: string, target: string, fromAny: string[]): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(
-    `No translation path from "${source}" to "${target}" on this server; any speech can be translated into: ${fromAny.join(', ')} (GET /v1/languages lists every pair)`,
-    FAILURE_TYPES.rejected,
-  );
+function noPath(source: string, target: string, fromAny: string[]): JobFailure {
+  return JobFailure.user('rejected', `No translation path from "${source}" to "${target}" on this server; any speech can be translated into: ${fromAny.join(', ')} (GET /v1/languages lists every pair)`);
 }

@@ -1,12 +1,11 @@
 // An uploaded file as a job's source: read from storage, not the network (no egress, no yt-dlp).
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ApplicationFailure } from '@temporalio/activity';
 import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { extensionOf, mediaContentType } from '../engines/media-sniff';
 import type { Storage } from '../engines/storage';
-import { FAILURE_TYPES } from '../lib/jobs';
 import { tooLongMessage, type SourceLimits } from '../lib/plans';
+import { JobFailure } from '../lib/job-failure';
 
 export interface UploadedSource {
   /** The upload's bytes in the job's work folder, relative to it. */
@@ -18,13 +17,13 @@ export interface UploadedSource {
 /** Puts upload `uploadId` in the job's work folder (from storage: a hard link on local disk, a download from the bucket) and measures it against the limits. */
 export async function takeUpload(deps: { storage: Storage; ffmpeg: FfmpegEngine }, jobId: string, uploadId: string, limits: SourceLimits): Promise<UploadedSource> {
   const { storage, ffmpeg } = deps;
-  const gone = () => ApplicationFailure.nonRetryable(`Upload ${uploadId} is no longer stored: it expired before the job ran; upload the file again`, FAILURE_TYPES.unavailable);
+  const gone = () => JobFailure.user('unavailable', `Upload ${uploadId} is no longer stored: it expired before the job ran; upload the file again`);
   const workDir = storage.workDirOf(jobId);
   const received = path.join(workDir, 'download', 'upload');
   await fs.mkdir(path.dirname(received), { recursive: true });
   await fs.rm(received, { force: true });
   const withinLimit = (duration: number | null) => {
-    if (duration !== null && duration > limits.maxSeconds) throw ApplicationFailure.nonRetryable(tooLongMessage(limits, duration), FAILURE_TYPES.rejected);
+    if (duration !== null && duration > limits.maxSeconds) throw JobFailure.user('rejected', tooLongMessage(limits, duration));
     return duration;
   };
   // measured when it was received (checked before any bytes move); an upload stored without its info is measured again

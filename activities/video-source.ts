@@ -1,19 +1,19 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { downloadDirectMedia } from '../engines/direct-media';
+import { DirectMediaError, downloadDirectMedia } from '../engines/direct-media';
 import { EgressRefusedError } from '../engines/egress/address-check';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import type { FfmpegEngine, ProbeResult, ProbeStream } from '../engines/ffmpeg/ffmpeg.engine';
 import { httpHeaderOptions } from '../engines/ffmpeg/input-policy';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
-import { FAILURE_TYPES } from '../lib/jobs';
 import { log } from '../lib/logger';
 import { formatBytes } from '../lib/plans';
 import { refusalFailure, throughEgress } from './egress-run';
 import { alive, progressReporter } from './heartbeat';
 import { durationOf, probeDownloaded, roundMs, toolFailure, videoStreamOf } from './media-probe';
+import { JobFailure } from '../lib/job-failure';
 
 /**
  * A source read in place over http(s) instead of downloaded: jobs that need one frame or a short
@@ -73,11 +73,11 @@ export async function withSource<T>(deps: SourceReadDeps, storage: Storage, jobI
   const media = ref.media ?? null;
   const workDir = storage.workDirOf(jobId);
   if (!media) {
-    if (!ref.sourceFile) throw ApplicationFailure.nonRetryable('The step has no source to read', 'InternalError');
+    if (!ref.sourceFile) throw JobFailure.internal('The step has no source to read');
     return step(localSource(deps.ffmpeg, await storage.workFile(jobId, ref.sourceFile)));
   }
   const { egress } = deps;
-  if (!egress) throw ApplicationFailure.nonRetryable('Reading a source URL needs the egress proxy on this worker', 'InternalError');
+  if (!egress) throw JobFailure.internal('Reading a source URL needs the egress proxy on this worker');
   try {
     return await step(remoteSource(deps.ffmpeg, egress, media));
   } catch (err) {
@@ -92,7 +92,7 @@ function localSource(ffmpeg: FfmpegEngine, file: string): OpenedSource {
     input: (before = []) => [...before, '-i', file],
     run: (args, hint, range) => runFfmpegStep(ffmpeg, args, hint, range),
     probe: () => probeDownloaded(ffmpeg, file),
-    unreadable: (message) => ApplicationFailure.nonRetryable(message, FAILURE_TYPES.unavailable),
+    unreadable: (message) => JobFailure.user('unavailable', message),
   };
 }
 
@@ -126,9 +126,8 @@ async function downloadMedia(limits: SourceReadDeps['limits'], workDir: string, 
     await alive(() => downloadDirectMedia(media.url, file, { allowPrivate: limits.allowPrivateNetwork, maxBytes: media.maxBytes ?? limits.maxSourceBytes, headers: media.headers, signal: Context.current().cancellationSignal }));
   } catch (err) {
     if (err instanceof EgressRefusedError) throw refusalFailure(err);
-    const message = (err as Error).message;
-    if (/larger than the limit/.test(message)) throw ApplicationFailure.nonRetryable(`The source is larger than ${formatBytes(media.maxBytes ?? limits.maxSourceBytes)}, the limit of this job`, FAILURE_TYPES.rejected);
-    throw ApplicationFailure.retryable(`Downloading the source failed: ${message}`, 'DirectDownloadFailed');
+    if (err instanceof DirectMediaError && err.reason === 'too_large') throw JobFailure.user('rejected', `The source is larger than ${formatBytes(media.maxBytes ?? limits.maxSourceBytes)}, the limit of this job`);
+    throw JobFailure.tool('download', `Downloading the source failed: ${(err as Error).message}`);
   }
   return file;
 }
@@ -141,15 +140,15 @@ export async function videoSource(ffmpeg: FfmpegEngine, file: string): Promise<{
 /** The first real video stream and the duration of a probed source; fails the job when there is none. */
 export function videoOf(probe: ProbeResult): { probe: ProbeResult; video: ProbeStream; duration: number } {
   const video = videoStreamOf(probe);
-  if (!video) throw ApplicationFailure.nonRetryable('The source has no video track to take frames from', FAILURE_TYPES.unavailable);
+  if (!video) throw JobFailure.user('unavailable', 'The source has no video track to take frames from');
   const duration = durationOf(probe);
-  if (!(duration > 0)) throw ApplicationFailure.nonRetryable('The source has no measurable duration', FAILURE_TYPES.unavailable);
+  if (!(duration > 0)) throw JobFailure.user('unavailable', 'The source has no measurable duration');
   return { probe, video, duration };
 }
 
 /** Fails the job (not retried, refunded): a requested time lies at or past the end of the source. */
 export function pastEnd(field: string, at: number, duration: number): never {
-  throw ApplicationFailure.nonRetryable(`${field} (${roundMs(at)} s) is past the end of the source, which is ${roundMs(duration)} s long`, FAILURE_TYPES.rejected);
+  throw JobFailure.user('rejected', `${field} (${roundMs(at)} s) is past the end of the source, which is ${roundMs(duration)} s long`);
 }
 
 /** One ffmpeg run with heartbeats and cancellation; a failure is described in the source's terms (see toolFailure). */

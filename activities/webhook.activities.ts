@@ -65,7 +65,7 @@ export function createWebhookActivities(deps: WebhookDeps) {
           credits_charged: job.creditsCharged,
           created_at: job.createdAt.toISOString(),
           completed_at: job.completedAt?.toISOString() ?? null,
-          // beyond the contract (decisions.md): why the job failed, without polling it
+          // beyond the documented minimum: why the job failed, without polling it
           ...(job.status === 'failed' ? { error_message: job.errorMessage } : {}),
         },
       });

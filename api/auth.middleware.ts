@@ -47,7 +47,7 @@ export async function countMoreRequests(ctx: Koa.ParameterizedContext<ApiState>,
   return { admitted: Math.max(0, Math.min(count, limit - (w.total - count))), window: w };
 }
 
-/** The X-RateLimit-* headers of a window (decisions.md: on every metered response, errors included). */
+/** The X-RateLimit-* headers of a window (on every metered response, errors included). */
 export function setRateLimitHeaders(ctx: Koa.Context | Koa.ParameterizedContext<ApiState>, w: RateWindow): void {
   ctx.set('X-RateLimit-Limit', String(w.limit));
   ctx.set('X-RateLimit-Remaining', String(w.remaining));

@@ -15,7 +15,7 @@ function randomToken(bytes: number): string {
   return crypto.randomBytes(bytes).toString('base64url');
 }
 
-/** `whsec_` + base64 of 32 random bytes (decisions.md). */
+/** `whsec_` + base64 of 32 random bytes (docs/api.md, webhooks). */
 export function newWebhookSecret(): string {
   return `whsec_${crypto.randomBytes(32).toString('base64')}`;
 }

@@ -3,6 +3,18 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { egressRequest } from './egress/http-client';
 
+/** A direct download that the source refused (an HTTP status) or that went past its size limit; anything else is a plain Error. */
+export class DirectMediaError extends Error {
+  constructor(
+    readonly reason: 'status' | 'too_large',
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'DirectMediaError';
+  }
+}
+
 const MEDIA_TYPE = /^(audio|video)\/(?!.*(mpegurl|dash|x-mpegurl))/i;
 
 export interface DirectMedia {
@@ -87,14 +99,14 @@ export async function downloadDirectMedia(
   }
   if (res.statusCode !== 200) {
     res.resume();
-    throw new Error(`the source answered HTTP ${res.statusCode}`);
+    throw new DirectMediaError('status', `the source answered HTTP ${res.statusCode}`, res.statusCode);
   }
   const total = Number(res.headers['content-length']);
   let done = 0;
   const meter = new Transform({
     transform(chunk: Buffer, _enc, cb) {
       done += chunk.length;
-      if (done > opts.maxBytes) return cb(new Error(`The source is larger than the limit of ${opts.maxBytes} bytes`));
+      if (done > opts.maxBytes) return cb(new DirectMediaError('too_large', `The source is larger than the limit of ${opts.maxBytes} bytes`));
       if (Number.isFinite(total) && total > 0) opts.onProgress?.(done / total);
       cb(null, chunk);
     },

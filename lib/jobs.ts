@@ -38,15 +38,9 @@ export interface ProgressDetails {
   recognised?: { count: number; recent: string[] };
 }
 
-/** The error_message of a job whose workflow was cancelled, by the client or an operator (decisions.md). */
+/** The error_message of a job whose workflow was cancelled, by the client or an operator. */
 export const CANCELLED_MESSAGE = 'cancelled by the client';
 
-/** Failure types activities raise as non-retryable ApplicationFailures; their messages are the job's error_message. */
-export const FAILURE_TYPES = {
-  unsupported: 'UnsupportedUrl',
-  unavailable: 'SourceUnavailable',
-  rejected: 'SourceRejected',
-} as const;
 
 /** The Temporal workflow id of a job's workflow. */
 export const jobWorkflowId = (jobId: string): string => `job-${jobId}`;

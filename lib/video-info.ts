@@ -1,4 +1,4 @@
-// The Video info object of `GET /v1/info` (interface.md), as a schema and its type.
+// The Video info object of `GET /v1/info` (docs/api.md), as a schema and its type.
 import { z } from 'zod';
 
 export const FormatInfoSchema = z

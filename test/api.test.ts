@@ -468,7 +468,7 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         assert.equal(over.status, 429);
         assert.ok(Number(over.headers.get('retry-after')) >= 1);
         assert.equal((await h.request('GET', '/v1/jobs')).status, 401, 'another IP has its own window');
-        // health and the OpenAPI document are never limited (decisions.md), not even for this IP
+        // health and the OpenAPI document are never limited, not even for this IP
         for (const p of ['/healthz', '/v1/openapi.json']) {
           const res = await h.request('GET', p, { headers: { 'x-forwarded-for': ip } });
           assert.equal(res.status, 200, p);

@@ -7,7 +7,7 @@ import { createPeerTubeProvider, peerTubeVideoId } from '../engines/comments/pee
 import { CommentsError, type Comment, type CommentsFile, type CommentsProvider } from '../engines/comments/provider';
 import { createYtDlpCommentsProvider } from '../engines/comments/ytdlp-comments';
 import { loadConfig } from '../lib/config';
-import { FAILURE_TYPES } from '../lib/jobs';
+import { USER_FAILURE_TYPES } from '../lib/job-failure';
 import { testEgress } from './helpers/egress';
 import { LocalStorage, Storage } from '../engines/storage';
 import { expectNonRetryable, runActivity } from './helpers/activity-env';
@@ -18,7 +18,7 @@ const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const COMMENT_KEYS = ['author', 'author_url', 'id', 'is_pinned', 'like_count', 'replies', 'text', 'timestamp'];
 const REPLY_KEYS = ['author', 'author_url', 'id', 'like_count', 'text', 'timestamp'];
 
-/** Every comment and reply has exactly the interface.md fields, with their types. */
+/** Every comment and reply has exactly the documented fields, with their types. */
 function assertShape(file: CommentsFile): void {
   assert.deepEqual(Object.keys(file).sort(), ['comment_count', 'comments', 'title', 'url']);
   let n = 0;
@@ -184,8 +184,8 @@ describe('comments operation: providers and the extractComments activity', funct
     it('a video with 0 comments gives an empty file; disabled comments and unknown videos fail the job', async () => {
       const file = await extract([provider], pt.url(`/w/${PT_VIDEOS.empty.shortUUID}`), { maxComments: 1000 });
       assert.deepEqual([file.title, file.comment_count, file.comments], [PT_VIDEOS.empty.name, 0, []]);
-      await expectNonRetryable(extract([provider], pt.url(`/w/${PT_VIDEOS.closed.shortUUID}`)), FAILURE_TYPES.unavailable, /Comments are disabled/);
-      await expectNonRetryable(extract([provider], pt.url('/w/doesNotExist')), FAILURE_TYPES.unavailable, /answered 404/);
+      await expectNonRetryable(extract([provider], pt.url(`/w/${PT_VIDEOS.closed.shortUUID}`)), USER_FAILURE_TYPES.unavailable, /Comments are disabled/);
+      await expectNonRetryable(extract([provider], pt.url('/w/doesNotExist')), USER_FAILURE_TYPES.unavailable, /answered 404/);
     });
 
     it('its HTTP calls obey the private-address rule', async () => {
@@ -267,8 +267,8 @@ describe('comments operation: providers and the extractComments activity', funct
     it('no comments is an empty file; disabled comments and platforms without comment support fail', async () => {
       const empty = await extract([provider], fx.url('/ytc/watch/ytc-empty'));
       assert.deepEqual([empty.comment_count, empty.comments], [0, []]);
-      await expectNonRetryable(extract([provider], fx.url('/ytc/watch/ytc-off')), FAILURE_TYPES.unavailable, /Comments are disabled/);
-      await expectNonRetryable(extract([provider], fx.url('/ytc/media/clip.mp4')), FAILURE_TYPES.unsupported, /Comments are not supported for this platform/);
+      await expectNonRetryable(extract([provider], fx.url('/ytc/watch/ytc-off')), USER_FAILURE_TYPES.unavailable, /Comments are disabled/);
+      await expectNonRetryable(extract([provider], fx.url('/ytc/media/clip.mp4')), USER_FAILURE_TYPES.unsupported, /Comments are not supported for this platform/);
     });
 
     it('the job picks the provider by URL: PeerTube hosts over the API, anything else through yt-dlp', async () => {

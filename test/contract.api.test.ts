@@ -22,7 +22,7 @@ function rawRequest(baseUrl: string, method: string, p: string, headers: Record<
 }
 
 for (const dialect of ['sqlite', 'postgresql'] as const) {
-  describe(`contract findings (issue 11) on ${dialect}`, function () {
+  describe(`contract findings on ${dialect}`, function () {
     let h: ApiHarness;
     let key: string;
     let accountId: string;

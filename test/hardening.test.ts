@@ -15,7 +15,7 @@ import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { LocalStorage, Storage } from '../engines/storage';
 import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
 import { loadConfig } from '../lib/config';
-import { FAILURE_TYPES } from '../lib/jobs';
+import { USER_FAILURE_TYPES } from '../lib/job-failure';
 import { expectNonRetryable, runActivity } from './helpers/activity-env';
 import { testEgress } from './helpers/egress';
 import { fixtureCacheDir, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
@@ -81,7 +81,7 @@ describe('hostile pictures: an image bomb is refused before any tool decodes it'
           jobId, sourceFile: source.sourceFile, media: source.media, title: source.title, timestamp: null, hashSize: 8, progressRange: [40, 99],
         });
       };
-      await expectNonRetryable(steps(), FAILURE_TYPES.unavailable, /^The source could not be read: its picture is 16000×16000 pixels, more than the limit of 35\.4 megapixels$/);
+      await expectNonRetryable(steps(), USER_FAILURE_TYPES.unavailable, /^The source could not be read: its picture is 16000×16000 pixels, more than the limit of 35\.4 megapixels$/);
       const peaks = fs.readFileSync(rssLog, 'utf8').trim().split('\n').map((l) => l.split(' ')).filter((p) => p.length === 2);
       console.log(`      tool runs: ${peaks.map(([tool, kb]) => `${tool} ${Math.round(Number(kb) / 1024)} MB`).join(', ')}`);
       assert.ok(peaks.length > 0, 'the tools ran under the meter');
@@ -125,11 +125,11 @@ describe('what a failure may say: the source\'s problem in our words, never a pa
 
   it('an HLS playlist whose segments are data: URLs is refused, not read', async () => {
     const input = { jobId: crypto.randomUUID(), url: `${base}/data-segments.m3u8`, quality: 'best' as const, format: null, reads: 'whole' as const, progressRange: [0, 40] as [number, number] };
-    await expectNonRetryable(runActivity((await acts()).resolveSource, input), FAILURE_TYPES.rejected, /^The source refers to data: URLs, which are never read \(only http and https are\)$/);
+    await expectNonRetryable(runActivity((await acts()).resolveSource, input), USER_FAILURE_TYPES.rejected, /^The source refers to data: URLs, which are never read \(only http and https are\)$/);
   });
 
   it('a redirect to a host name no resolver takes ("localhost..") is the user\'s error in our words, not a tool\'s', async () => {
-    await expectNonRetryable(runActivity((await acts()).readInfo, `${base}/to-bad-host`), FAILURE_TYPES.rejected, /^The source redirected to an address that is not a valid host name$/);
+    await expectNonRetryable(runActivity((await acts()).readInfo, `${base}/to-bad-host`), USER_FAILURE_TYPES.rejected, /^The source redirected to an address that is not a valid host name$/);
   });
 
   it('local paths are taken out of any message, URLs kept', () => {

@@ -9,7 +9,8 @@ import type { ControlActivities } from '../activities/control.activities';
 import type { WebhookActivities } from '../activities/webhook.activities';
 import type { SourceActivities } from '../activities/source.activities';
 import type { DownloadActivities } from '../activities/download.activities';
-import { FAILURE_TYPES, type JobEnd, type MediaJobInput } from '../lib/jobs';
+import { USER_FAILURE_TYPES } from '../lib/job-failure';
+import { type JobEnd, type MediaJobInput } from '../lib/jobs';
 import { workflowBundle } from '../workers/workflow-bundle';
 import { DRIVEN_WORKFLOW_OPTIONS, driveToCompletion, timeSkippingEnv } from './helpers/temporal';
 
@@ -139,7 +140,7 @@ describe('mediaJobWorkflow (time-skipping)', function () {
     const m = mocks({
       fetch: {
         resolveSource: async () => {
-          throw ApplicationFailure.nonRetryable('The source is not available: HTTP Error 404: Not Found', FAILURE_TYPES.unavailable);
+          throw ApplicationFailure.nonRetryable('The source is not available: HTTP Error 404: Not Found', USER_FAILURE_TYPES.unavailable);
         },
       },
     });

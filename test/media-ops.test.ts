@@ -15,7 +15,8 @@ import { hammingDistance, imageHashes, type HashSize, type ImageHashes } from '.
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
 import { loadConfig, projectRoot } from '../lib/config';
-import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
+import { USER_FAILURE_TYPES } from '../lib/job-failure';
+import { type JobOutput } from '../lib/jobs';
 import type { DownloadFormat, PreviewParams, Quality } from '../lib/operations';
 import { LocalStorage, Storage } from '../engines/storage';
 import { activityEnv, expectNonRetryable } from './helpers/activity-env';
@@ -161,8 +162,8 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
     });
 
     it('fails without retry, with a readable message, when a clip time is past the source end', async () => {
-      await expectNonRetryable(edit('/media/v480.mp4', { clipStart: 1, clipEnd: 9 }), FAILURE_TYPES.rejected, /clip_end \(9 s\) is past the end of the source, which is 4(\.\d+)? s long/);
-      await expectNonRetryable(edit('/media/v480.mp4', { clipStart: 5 }), FAILURE_TYPES.rejected, /clip_start \(5 s\) is past the end/);
+      await expectNonRetryable(edit('/media/v480.mp4', { clipStart: 1, clipEnd: 9 }), USER_FAILURE_TYPES.rejected, /clip_end \(9 s\) is past the end of the source, which is 4(\.\d+)? s long/);
+      await expectNonRetryable(edit('/media/v480.mp4', { clipStart: 5 }), USER_FAILURE_TYPES.rejected, /clip_start \(5 s\) is past the end/);
     });
   });
 
@@ -240,7 +241,7 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
       const silentVideo = path.join(storage.workDirOf(jobId), 'video-only.mp4');
       await run('ffmpeg', ['-v', 'error', '-y', '-i', path.join(storage.workDirOf(jobId), sourceFile), '-an', '-c', 'copy', silentVideo]);
       const input: ProcessDownloadInput = { jobId, sourceFile: 'video-only.mp4', quality: 'best', format: null, title: 'T', clipStart: null, clipEnd: null, processing: ['normalize'], progressRange: [50, 99] };
-      await expectNonRetryable(activityEnv().run(editActs().processDownload, input), FAILURE_TYPES.unavailable, /no audio track, so normalize cannot be applied/);
+      await expectNonRetryable(activityEnv().run(editActs().processDownload, input), USER_FAILURE_TYPES.unavailable, /no audio track, so normalize cannot be applied/);
     });
   });
 
@@ -368,9 +369,9 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
     });
 
     it('fails readably when a start or timestamp is past the end, or the source has no video', async () => {
-      await expectNonRetryable(preview(defaults({ preview_type: 'gif', start: '6' })), FAILURE_TYPES.rejected, /start \(6 s\) is past the end of the source/);
-      await expectNonRetryable(preview(defaults({ preview_type: 'thumbnail', timestamp: '00:04.5' })), FAILURE_TYPES.rejected, /timestamp \(4\.5 s\) is past the end/);
-      await expectNonRetryable(preview(defaults({ preview_type: 'mosaic', columns: 2, rows: 2 }), FIXTURE.audio.quiet), FAILURE_TYPES.unavailable, /no video track/);
+      await expectNonRetryable(preview(defaults({ preview_type: 'gif', start: '6' })), USER_FAILURE_TYPES.rejected, /start \(6 s\) is past the end of the source/);
+      await expectNonRetryable(preview(defaults({ preview_type: 'thumbnail', timestamp: '00:04.5' })), USER_FAILURE_TYPES.rejected, /timestamp \(4\.5 s\) is past the end/);
+      await expectNonRetryable(preview(defaults({ preview_type: 'mosaic', columns: 2, rows: 2 }), FIXTURE.audio.quiet), USER_FAILURE_TYPES.unavailable, /no video track/);
     });
   });
 
@@ -447,7 +448,7 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
     });
 
     it('fails readably for a timestamp past the end', async () => {
-      await expectNonRetryable(fingerprint('/media/v720.mp4', 7, 8), FAILURE_TYPES.rejected, /timestamp \(7 s\) is past the end/);
+      await expectNonRetryable(fingerprint('/media/v720.mp4', 7, 8), USER_FAILURE_TYPES.rejected, /timestamp \(7 s\) is past the end/);
     });
   });
 });

@@ -16,7 +16,8 @@ import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { LocalStorage, Storage } from '../engines/storage';
 import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
 import { loadConfig } from '../lib/config';
-import { FAILURE_TYPES, type JobOutput } from '../lib/jobs';
+import { USER_FAILURE_TYPES } from '../lib/job-failure';
+import { type JobOutput } from '../lib/jobs';
 import type { PreviewParams } from '../lib/operations';
 import { startOrigin, type Origin } from './bench/rows/media.rows';
 import { activityEnv, expectNonRetryable } from './helpers/activity-env';
@@ -124,7 +125,7 @@ describe('seek reads: one-frame and short-window jobs fetch only what they read,
       const preview = createPreviewActivities({ ffmpeg, storage, egress: strict, limits: { ...limits, allowPrivateNetwork: false } }).makePreview;
       // the media as resolved, minus the probe, so the preview's own reads meet the proxy
       const input = { jobId: crypto.randomUUID(), sourceFile: null, media: { ...src.media!, probe: null }, params: params({}), progressRange: [40, 99] as [number, number] };
-      await expectNonRetryable(activityEnv().run(preview, input) as Promise<unknown>, FAILURE_TYPES.rejected, /private or reserved address \(127\.0\.0\.1\)/);
+      await expectNonRetryable(activityEnv().run(preview, input) as Promise<unknown>, USER_FAILURE_TYPES.rejected, /private or reserved address \(127\.0\.0\.1\)/);
       assert.equal(origin.bytes, 0);
     } finally {
       await strict.close();

@@ -13,7 +13,7 @@ import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
 import { loadConfig } from '../lib/config';
-import { FAILURE_TYPES } from '../lib/jobs';
+import { USER_FAILURE_TYPES } from '../lib/job-failure';
 import type { DownloadFormat, Quality } from '../lib/operations';
 import { LocalStorage, Storage } from '../engines/storage';
 import { testEgress } from './helpers/egress';
@@ -104,23 +104,23 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
     });
 
     it('fails as unsupported for a page without media, and unavailable for a 404', async () => {
-      await expectNonRetryable(runActivity(fetchActs().readInfo, fx.url('/watch/nomedia')), FAILURE_TYPES.unsupported, /No platform handler supports/);
-      await expectNonRetryable(runActivity(fetchActs().readInfo, fx.url('/missing')), FAILURE_TYPES.unavailable, /404/);
+      await expectNonRetryable(runActivity(fetchActs().readInfo, fx.url('/watch/nomedia')), USER_FAILURE_TYPES.unsupported, /No platform handler supports/);
+      await expectNonRetryable(runActivity(fetchActs().readInfo, fx.url('/missing')), USER_FAILURE_TYPES.unavailable, /404/);
     });
 
     it('refuses private addresses unless allowed', async () => {
-      await expectNonRetryable(runActivity(fetchActs({ allowPrivateNetwork: false }).readInfo, fx.url('/watch/trailer')), FAILURE_TYPES.rejected, /private or reserved/);
+      await expectNonRetryable(runActivity(fetchActs({ allowPrivateNetwork: false }).readInfo, fx.url('/watch/trailer')), USER_FAILURE_TYPES.rejected, /private or reserved/);
     });
   });
 
   describe('probeSource limits', () => {
     it('refuses a source longer than the maximum duration', async () => {
-      await expectNonRetryable(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).probeSource, fx.url('/hls/master.m3u8')), FAILURE_TYPES.rejected, /^The source is longer than 2 s, the limit of this service \(it is 4 s long\)$/);
+      await expectNonRetryable(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).probeSource, fx.url('/hls/master.m3u8')), USER_FAILURE_TYPES.rejected, /^The source is longer than 2 s, the limit of this service \(it is 4 s long\)$/);
     });
     it('fetchSource enforces the same limits in one yt-dlp run and returns the file with title and duration', async () => {
       const jobId = crypto.randomUUID();
       const input = { jobId, url: fx.url('/watch/trailer'), quality: 'audio' as const, format: null, progressRange: [0, 15] as [number, number] };
-      await expectNonRetryable(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).fetchSource, input), FAILURE_TYPES.rejected, /outside the limits/);
+      await expectNonRetryable(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).fetchSource, input), USER_FAILURE_TYPES.rejected, /outside the limits/);
       const okJob = crypto.randomUUID();
       const got = await runActivity(fetchActs().fetchSource, { ...input, jobId: okJob });
       assert.equal(got.title, FIXTURE.page.title);
@@ -131,9 +131,9 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
 
     it('fetchSource takes a direct media file without yt-dlp, with the same limits', async () => {
       const input = { jobId: crypto.randomUUID(), url: fx.url('/media/audio.m4a'), quality: 'audio' as const, format: null, progressRange: [0, 15] as [number, number] };
-      await expectNonRetryable(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).fetchSource, input), FAILURE_TYPES.rejected, /^The source is longer than 2 s, the limit of this service \(it is 4 s long\)$/);
-      await expectNonRetryable(runActivity(fetchActs({ maxSourceBytes: 1000 }).fetchSource, { ...input, jobId: crypto.randomUUID() }), FAILURE_TYPES.rejected, /^The source is larger than 1000 bytes, the limit of this service \(it is [\d.]+ KiB\)$/);
-      await expectNonRetryable(runActivity(fetchActs({ allowPrivateNetwork: false }).fetchSource, { ...input, jobId: crypto.randomUUID() }), FAILURE_TYPES.rejected, /private or reserved/);
+      await expectNonRetryable(runActivity(fetchActs({ maxSourceDurationSeconds: 2 }).fetchSource, input), USER_FAILURE_TYPES.rejected, /^The source is longer than 2 s, the limit of this service \(it is 4 s long\)$/);
+      await expectNonRetryable(runActivity(fetchActs({ maxSourceBytes: 1000 }).fetchSource, { ...input, jobId: crypto.randomUUID() }), USER_FAILURE_TYPES.rejected, /^The source is larger than 1000 bytes, the limit of this service \(it is [\d.]+ KiB\)$/);
+      await expectNonRetryable(runActivity(fetchActs({ allowPrivateNetwork: false }).fetchSource, { ...input, jobId: crypto.randomUUID() }), USER_FAILURE_TYPES.rejected, /private or reserved/);
       const okJob = crypto.randomUUID();
       const got = await runActivity(fetchActs().fetchSource, { ...input, jobId: okJob });
       assert.deepEqual([got.title, got.sourceFile], ['audio', 'download/source.m4a']);
@@ -218,7 +218,7 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
     it('fails as unavailable when the source disappears', async () => {
       await expectNonRetryable(
         runActivity(fetchActs().downloadSource, { jobId: crypto.randomUUID(), url: fx.url('/missing'), quality: 'best', format: null, progressRange: [0, 80] as [number, number] }),
-        FAILURE_TYPES.unavailable,
+        USER_FAILURE_TYPES.unavailable,
         /404/,
       );
     });
@@ -268,7 +268,7 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
       it(`${type === 'audio' ? 'a direct audio/mpeg stream (read by Node)' : 'an application/octet-stream (read by yt-dlp)'}: failed at the free plan's hour, not retried, said plainly`, async () => {
         const before = { ...endless.served };
         const input = { jobId: crypto.randomUUID(), plan: 'free' as const, url: endless.url(type), quality: 'audio' as const, format: null, progressRange: [0, 15] as [number, number] };
-        await expectNonRetryable(runActivity(fetchActs().fetchSource, input), FAILURE_TYPES.rejected, /^The source is longer than 1 h, the limit of the free plan$/);
+        await expectNonRetryable(runActivity(fetchActs().fetchSource, input), USER_FAILURE_TYPES.rejected, /^The source is longer than 1 h, the limit of the free plan$/);
         const bytes = endless.served.bytes - before.bytes;
         console.log(`      ${type}: stopped after ${(bytes / 1e6).toFixed(1)} MB served in ${endless.served.requests - before.requests} request(s), ${endless.served.downloads - before.downloads} of them read past 1 MB; 1 h of it is ${(32_000 / 8 * 3600 / 1e6).toFixed(1)} MB`);
         assert.equal(endless.served.downloads - before.downloads, 1, 'one download: a limit is never retried');

@@ -78,6 +78,9 @@ describe('operability: search attributes, metrics, logs and health on a live ser
     assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/, 'a request id is made up when none is sent');
     jobs.otherFingerprint = ((await res.json()) as { job_id: string }).job_id;
 
+    // a user's error on the synchronous read: a source that is not there
+    const info = await fetch(`${s.base}/v1/info?url=${encodeURIComponent(fx.url('/media/missing-info.mp4'))}`, { headers: { authorization: `Bearer ${s.key}`, 'x-request-id': 'ops-info-missing' } });
+    assert.ok(info.status >= 400 && info.status < 500, `GET /v1/info of a 404 source: ${info.status}`);
     assert.equal((await s.waitJob(jobs.preview)).status, 'completed');
     assert.equal((await s.waitJob(jobs.missing)).status, 'failed');
     const otherJob = await waitFor('the other account\'s job', async () => {
@@ -186,7 +189,7 @@ describe('operability: search attributes, metrics, logs and health on a live ser
     assert.deepEqual(await ready.json(), { status: 'ok', database: 'ok', temporal: 'ok' });
   });
 
-  it('logs are JSON lines: access lines with request ids, a job\'s lifecycle with its job_id, and a 404 source without a stack trace', () => {
+  it('logs are JSON lines: access lines with request ids, a job\'s lifecycle with its job_id, and a 404 source (of a job and of GET /v1/info) without a stack trace or a warning', () => {
     const raw = fs.readFileSync(path.join(s.dataDir, 'serve.log'), 'utf8').split('\n').filter(Boolean);
     const lines = raw.map((l) => {
       try {
@@ -216,6 +219,13 @@ describe('operability: search attributes, metrics, logs and health on a live ser
     const aboutIt = lines.filter((l) => JSON.stringify(l).includes(jobs.missing));
     assert.ok(aboutIt.length >= 3);
     for (const l of aboutIt) {
+      assert.doesNotMatch(JSON.stringify(l), /"stack"|\\n\s+at /, `a stack in ${JSON.stringify(l).slice(0, 400)}`);
+      assert.ok(l.level === 'info' || l.level === 'debug', `${l.level}: ${JSON.stringify(l).slice(0, 400)}`);
+    }
+    // the same for the synchronous read's user error, from its activity, workflow and route
+    const aboutInfo = lines.filter((l) => l.req_id === 'ops-info-missing' || JSON.stringify(l).includes('missing-info.mp4'));
+    assert.ok(aboutInfo.length >= 1);
+    for (const l of aboutInfo) {
       assert.doesNotMatch(JSON.stringify(l), /"stack"|\\n\s+at /, `a stack in ${JSON.stringify(l).slice(0, 400)}`);
       assert.ok(l.level === 'info' || l.level === 'debug', `${l.level}: ${JSON.stringify(l).slice(0, 400)}`);
     }

@@ -11,14 +11,15 @@ import { Account } from '../db/account.entity';
 import { Job } from '../db/job.entity';
 import { WebhookDelivery, WebhookEndpoint } from '../db/webhook.entity';
 import { ApplicationFailure } from '@temporalio/common';
-import { FAILURE_TYPES, type MediaJobInput } from '../lib/jobs';
+import { USER_FAILURE_TYPES } from '../lib/job-failure';
+import { type MediaJobInput } from '../lib/jobs';
 import type { WebhookDeliveryInput } from '../workflows/webhook-delivery.workflow';
 import { workflowBundle } from '../workers/workflow-bundle';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';
 import { DRIVEN_WORKFLOW_OPTIONS, driveToCompletion, timeSkippingEnv } from './helpers/temporal';
 import { startReceiver, type Receiver } from './helpers/webhook-receiver';
 
-/** Verifies both signatures from their definitions in decisions.md, written here independently of the service. */
+/** Verifies both signatures from their definitions in docs/api.md, written here independently of the service. */
 function verifySignatures(secret: string, headers: http.IncomingHttpHeaders, body: string): boolean {
   const hex = crypto.createHmac('sha256', Buffer.from(secret, 'utf8')).update(Buffer.from(body, 'utf8')).digest('hex');
   const given = Buffer.from(String(headers['x-service-signature'] ?? ''));
@@ -174,7 +175,7 @@ describe('webhooks', function () {
       // job operations are mocked at the workflow boundary; everything about events is real
       const fetchMock = {
         probeSource: async (url: string) => {
-          if (url.includes('fail')) throw ApplicationFailure.nonRetryable('The source is not available: HTTP Error 404', FAILURE_TYPES.unavailable);
+          if (url.includes('fail')) throw ApplicationFailure.nonRetryable('The source is not available: HTTP Error 404', USER_FAILURE_TYPES.unavailable);
           return { title: 'T', duration: 1 };
         },
         downloadSource: async () => 'download/x.mp4',

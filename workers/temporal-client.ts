@@ -3,7 +3,8 @@ import { Client, Connection, WorkflowFailedError, WorkflowIdReusePolicy, Workflo
 import { ActivityFailure, ApplicationFailure, defaultPayloadConverter, TimeoutFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { InfoError, jobWorkflowId, type Orchestrator } from '../api/services/orchestrator';
-import { FAILURE_TYPES, type ProgressDetails } from '../lib/jobs';
+import { userFailureKind } from '../lib/job-failure';
+import type { ProgressDetails } from '../lib/jobs';
 import { accountPriority } from '../lib/plans';
 import { TASK_QUEUES } from '../lib/queues';
 import { ACCOUNT_ID, JOB_ID, JOB_STATUS, JOB_TYPE, SEARCH_ATTRIBUTES } from '../lib/search-attributes';
@@ -173,10 +174,7 @@ function toInfoError(err: unknown): InfoError {
   let cur: unknown = err instanceof WorkflowFailedError ? err.cause : err;
   while (cur instanceof ActivityFailure && cur.cause) cur = cur.cause;
   if (cur instanceof ApplicationFailure) {
-    if (cur.type === FAILURE_TYPES.unsupported) return new InfoError('unsupported', cur.message);
-    if (cur.type === FAILURE_TYPES.unavailable) return new InfoError('unavailable', cur.message);
-    if (cur.type === FAILURE_TYPES.rejected) return new InfoError('rejected', cur.message);
-    return new InfoError('failed', cur.message);
+    return new InfoError(userFailureKind(cur.type) ?? 'failed', cur.message);
   }
   if (cur instanceof TimeoutFailure || (err instanceof WorkflowFailedError && /timed out/i.test(err.message))) {
     return new InfoError('timeout', 'Reading the source metadata took too long');

@@ -1,10 +1,8 @@
 // Temporal's Runtime, worker and workflow logs, forwarded into the service's JSON log at LOG_LEVEL.
 import { ApplicationFailureCategory, type LogLevel as TemporalLevel, type LogMetadata, type Logger as TemporalLoggerApi } from '@temporalio/common';
-import { FAILURE_TYPES } from '../lib/jobs';
+import { JOB_FAILED, userFailureKind } from '../lib/job-failure';
 import { log, userError } from '../lib/logger';
 
-// a job that failed for its user's reason ends its workflow with JobFailed (workflows/media-job.workflow.ts)
-const USER_FAILURES: readonly string[] = [...Object.values(FAILURE_TYPES), 'JobFailed'];
 const LEVELS = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
 /** Start-up notes of workers that poll only activities: expected, not warnings. */
 const ROUTINE = /^No (workflows|Nexus services) registered/;
@@ -12,7 +10,8 @@ const ROUTINE = /^No (workflows|Nexus services) registered/;
 /** The user's failure in an error's cause chain, if that is what it is; duck-typed, since workflow errors come from the sandbox's realm. */
 function userFailure(err: unknown): { type?: string; message?: string } | null {
   for (let cur = err as { type?: unknown; category?: unknown; cause?: unknown } | undefined, depth = 0; cur && typeof cur === 'object' && depth < 8; cur = cur.cause as typeof cur, depth++) {
-    if ((typeof cur.type === 'string' && USER_FAILURES.includes(cur.type)) || cur.category === ApplicationFailureCategory.BENIGN) return cur as { type?: string; message?: string };
+    // a job that failed for its user's reason ends its workflow with JobFailed
+    if ((typeof cur.type === 'string' && (userFailureKind(cur.type) || cur.type === JOB_FAILED)) || cur.category === ApplicationFailureCategory.BENIGN) return cur as { type?: string; message?: string };
   }
   return null;
 }

@@ -1,11 +1,11 @@
 // Activity proxies: one per task queue and timeout profile, each typed by the queue table, so a
 // workflow can only call an activity that is registered on the queue it is sent to.
 import { ActivityCancellationType, proxyActivities, type ActivityInterfaceFor, type ActivityOptions } from '@temporalio/workflow';
-import { FAILURE_TYPES } from '../lib/jobs';
+import { NON_RETRYABLE_FAILURE_TYPES } from '../lib/job-failure';
 import type { TaskQueue } from '../lib/queues';
 import type { PlannedActivities } from './activity-plan';
 
-const nonRetryableErrorTypes = Object.values(FAILURE_TYPES);
+const nonRetryableErrorTypes = NON_RETRYABLE_FAILURE_TYPES;
 
 function queueProxy<Q extends TaskQueue>(taskQueue: Q, options: Omit<ActivityOptions, 'taskQueue'>): ActivityInterfaceFor<PlannedActivities<Q>> {
   return proxyActivities<PlannedActivities<Q>>({ ...options, taskQueue });
@@ -13,13 +13,14 @@ function queueProxy<Q extends TaskQueue>(taskQueue: Q, options: Omit<ActivityOpt
 
 /**
  * Long tool runs (yt-dlp, ffmpeg, Whisper): a few retries for transient failures, never for user
- * errors; heartbeats (every second) detect a dead worker within a minute. On cancellation the
+ * errors; heartbeats (every second, from the worker's activity interceptor) detect a dead worker
+ * within 20 s, so a killed worker's step soon runs on another and its job's running slot moves on. On cancellation the
  * workflow waits until the step has stopped its tools, so the cleanup after it finds nothing running.
  */
 function toolRun(startToCloseTimeout: ActivityOptions['startToCloseTimeout'] = '2 hours'): Omit<ActivityOptions, 'taskQueue'> {
   return {
     startToCloseTimeout,
-    heartbeatTimeout: '1 minute',
+    heartbeatTimeout: '20 seconds',
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: { initialInterval: '5 seconds', backoffCoefficient: 3, maximumInterval: '2 minutes', maximumAttempts: 3, nonRetryableErrorTypes },
   };

@@ -17,7 +17,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { ApplicationFailureCategory, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
-import { CANCELLED_MESSAGE, FAILURE_TYPES, jobWorkflowId, type JobEnd, type JobStatus, type MediaJobInput } from '../lib/jobs';
+import { failureKindOf, JOB_FAILED } from '../lib/job-failure';
+import { CANCELLED_MESSAGE, jobWorkflowId, type JobEnd, type JobStatus, type MediaJobInput } from '../lib/jobs';
 import { ACCOUNT_ID, JOB_ID, JOB_STATUS } from '../lib/search-attributes';
 import { withoutInternals } from '../lib/user-text';
 import { control } from './activity-proxies';
@@ -61,7 +62,7 @@ export async function mediaJobWorkflow(input: MediaJobInput): Promise<JobEnd> {
   if (end.status === 'completed' || !failure) return end;
   if (failure.cancelled) throw new CancelledFailure(failure.message);
   // Failed jobs show as Failed in the Temporal UI (the user's error is no fault of the service: benign).
-  throw ApplicationFailure.create({ message: failure.message, type: 'JobFailed', nonRetryable: true, category: ApplicationFailureCategory.BENIGN });
+  throw ApplicationFailure.create({ message: failure.message, type: JOB_FAILED, nonRetryable: true, category: ApplicationFailureCategory.BENIGN });
 }
 
 /** Sent to a waiting job when a slot of its account frees. */
@@ -149,10 +150,6 @@ async function startEventDeliveries(jobId: string, end: JobEnd, tracked = false)
   for (const target of plan.targets) await start(target);
 }
 
-const USER_FACING: string[] = Object.values(FAILURE_TYPES);
-/** Transient failures whose messages the engines already phrase for people (the tool's own words stay in the logs). */
-const PHRASED: string[] = ['YtDlpFailed', 'DirectDownloadFailed', 'CommentsFailed'];
-
 /**
  * The job's error_message: a sentence a person can act on. User errors and phrased engine failures
  * keep their message; a tool that kept failing, or an internal fault, is described without its raw
@@ -167,10 +164,12 @@ function failureSentence(err: unknown): string {
   while (cur instanceof ActivityFailure && cur.cause) cur = cur.cause;
   if (cur instanceof TimeoutFailure) return 'The job timed out: a processing step took too long or its worker stopped responding';
   if (cur instanceof CancelledFailure) return 'The job was cancelled';
-  if (cur instanceof ApplicationFailure && cur.type && (USER_FACING.includes(cur.type) || PHRASED.includes(cur.type))) return cur.message;
-  if (cur instanceof ApplicationFailure && cur.type === 'FfmpegFailed') {
-    // workers phrase it in the source's terms; one from an older worker carries the tool's words
-    return cur.message.startsWith('The source ') ? cur.message : 'The source could not be converted: it may be damaged or in a form that cannot be converted';
+  const kind = cur instanceof ApplicationFailure ? failureKindOf(cur.type) : 'internal';
+  if (kind === 'tool' && (cur as ApplicationFailure).type === 'FfmpegFailed' && !(cur as ApplicationFailure).message.startsWith('The source ')) {
+    // a worker of an earlier release put ffmpeg's own words in the message
+    return 'The source could not be converted: it may be damaged or in a form that cannot be converted';
   }
+  // the user's errors and the tools' failures are phrased for people where they are thrown
+  if (kind !== 'internal') return (cur as ApplicationFailure).message;
   return 'Processing failed because of an internal error (the details are in the service logs); the credits were refunded. Try again, and contact support if it persists';
 }

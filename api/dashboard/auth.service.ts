@@ -15,7 +15,7 @@ import type { Config } from '../../lib/config';
 import { DomainError } from '../../lib/errors';
 import { decoyHash, hashPassword, passwordProblem, verifyPassword } from './passwords';
 
-/** decisions.md: a sign-in link is valid for 15 minutes, once. */
+/** A sign-in link is valid for 15 minutes, once (docs/dashboard.md). */
 export const LOGIN_LINK_TTL_MS = 15 * 60_000;
 /** Failed attempts count against the limit for this long. */
 const ATTEMPT_WINDOW_MS = 15 * 60_000;

@@ -13,7 +13,7 @@ export const INFO_COST = 1;
 /** Info reads in flight in this API process, per account. Failed reads are free, so they are capped by plan. */
 const readsInFlight = new Map<string, number>();
 
-/** The synchronous metadata read: 1 credit, charged only when the answer is ready (decisions.md); at most the plan's maxInfoReads at once. */
+/** The synchronous metadata read: 1 credit, charged only when the answer is ready; at most the plan's maxInfoReads at once. */
 export async function readVideoInfo(em: EntityManager, deps: Pick<ApiDeps, 'orchestrator' | 'config'>, account: Account, url: string): Promise<VideoInfo> {
   const cap = PLANS[account.plan].maxInfoReads;
   const inFlight = readsInFlight.get(account.id) ?? 0;

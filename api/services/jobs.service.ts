@@ -20,7 +20,7 @@ import { parseInput } from '../validation';
 import { serverCapabilities } from './capabilities';
 import { findAccountUpload } from './uploads.service';
 
-/** The body of a 202 from a create call (decisions.md). */
+/** The body of a 202 from a create call (docs/api.md). */
 export interface JobCreated {
   job_id: string;
   status: 'pending';
@@ -98,7 +98,7 @@ export async function cancelJob(em: EntityManager, deps: Pick<ApiDeps, 'orchestr
   return { ended: ended(), job: await jobResource(deps, job) };
 }
 
-/** The Job resource (interface.md), with `progress` beyond the contract. */
+/** The Job resource (docs/api.md), with `progress`. */
 export function presentJob(job: Job, links: FileLinks, progress: number | null = job.progress) {
   const completed = job.status === 'completed';
   return {

@@ -16,7 +16,7 @@ export function presentEndpoint(e: WebhookEndpoint, withSecret = false) {
   return { id: e.id, url: e.url, ...(withSecret ? { secret: e.secret } : {}), events: e.events, is_active: e.isActive, created_at: e.createdAt.toISOString() };
 }
 
-/** The delivery record as the API shows it (decisions.md field names). */
+/** The delivery record as the API shows it (docs/api.md, webhooks). */
 export function presentDelivery(d: WebhookDelivery) {
   return {
     id: d.id,

@@ -1,6 +1,6 @@
 // Comment providers: one interface, one implementation per source (yt-dlp, PeerTube's REST API).
 
-/** A reply inside a thread (interface.md: Reply). */
+/** A reply inside a thread (the API's Reply object, docs/operations.md). */
 export interface Reply {
   id: string;
   text: string;
@@ -11,7 +11,7 @@ export interface Reply {
   timestamp: string | null;
 }
 
-/** A top-level comment with its thread (interface.md: Comment). */
+/** A top-level comment with its thread (the API's Comment object). */
 export interface Comment extends Reply {
   is_pinned: boolean;
   replies: Reply[];
@@ -64,7 +64,7 @@ export async function pickProvider(providers: CommentsProvider[], url: string, s
   throw new CommentsError('unsupported', `No comments provider supports ${url}`);
 }
 
-/** The comments JSON file of interface.md. */
+/** The comments JSON file a comments job delivers (docs/operations.md). */
 export interface CommentsFile {
   url: string;
   title: string;

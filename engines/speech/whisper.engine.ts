@@ -295,6 +295,9 @@ export function createWhisperEngine(opts: WhisperEngineOptions): WhisperEngine {
 }
 
 export class WhisperError extends Error {
+  /** The audio itself could not be decoded (the runner's decoder said so): another try reads the same bytes. */
+  readonly undecodable: boolean;
+
   constructor(
     message: string,
     /** The runner's own message, when it reported one (e.g. undecodable audio). */
@@ -302,6 +305,8 @@ export class WhisperError extends Error {
   ) {
     super(message);
     this.name = 'WhisperError';
+    // the runner reports `ExceptionName: text`; PyAV's and the decoder's words for bad input
+    this.undecodable = runnerMessage !== null && /Invalid data|could not decode|EOF|InvalidDataError/i.test(runnerMessage);
   }
 }
 

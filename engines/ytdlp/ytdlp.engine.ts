@@ -82,6 +82,8 @@ export class YtDlpError extends Error {
   constructor(
     readonly kind: YtDlpErrorKind,
     message: string,
+    /** The source was past one of the request's limits: its size (max-filesize) or what the match filter checks (duration, live). */
+    readonly limit?: 'size' | 'filter',
   ) {
     super(message);
     this.name = 'YtDlpError';
@@ -224,11 +226,11 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
       const printed = res.stdout.trim().split('\n').filter(Boolean).pop();
       if (!printed) {
         if (/File is larger than max-filesize/i.test(res.stdout + res.stderr)) {
-          throw new YtDlpError('unavailable', `The source is larger than the limit of ${req.maxFilesize} bytes`);
+          throw new YtDlpError('unavailable', `The source is larger than the limit of ${req.maxFilesize} bytes`, 'size');
         }
         // --print makes yt-dlp quiet, so a clean exit without a file under a match filter is the filter's skip
         if (req.matchFilter || /does not pass filter/i.test(res.stdout + res.stderr)) {
-          throw new YtDlpError('filtered', 'The source is outside the limits (a live stream, or longer than the maximum duration)');
+          throw new YtDlpError('filtered', 'The source is outside the limits (a live stream, or longer than the maximum duration)', 'filter');
         }
         throw new YtDlpError('failed', 'yt-dlp finished without producing a file');
       }

@@ -47,7 +47,7 @@ export const oneSource: typeof sourceRequired = [
   { ...whenObject, path: ['upload_id'], message: 'upload_id and url name two sources: give one of them' },
 ];
 
-/** A one-off webhook target for this job's events (decisions.md: accepted on every async create call). */
+/** A one-off webhook target for this job's events (accepted on every async create call). */
 export const WebhookUrl = httpUrl('Receives this job\'s job.completed / job.failed event, signed with the account\'s webhook secret', 'https://example.com/hooks/media')
   .nullable()
   .default(null);

@@ -1,17 +1,43 @@
 // A failed job's error_message: what a person reads, from the failure the workflow saw.
 import assert from 'node:assert/strict';
-import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
-import { FAILURE_TYPES } from '../../lib/jobs';
+import { ActivityFailure, ApplicationFailure, ApplicationFailureCategory, CancelledFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
+import { failureKindOf, JobFailure, NON_RETRYABLE_FAILURE_TYPES, USER_FAILURE_TYPES, userFailureKind } from '../../lib/job-failure';
 import { describeFailure } from '../../workflows/media-job.workflow';
 
 const fromActivity = (cause: Error) => new ActivityFailure('activity failed', 'makePreview', 'a1', RetryState.NON_RETRYABLE_FAILURE, 'worker', cause);
 const INTERNAL = /^Processing failed because of an internal error \(the details are in the service logs\); the credits were refunded/;
 
+describe('the job failure model', () => {
+  it("a user's failure is Temporal's failure already: its wire type, not retried, benign, the tool's words in details", () => {
+    const f = JobFailure.user('unavailable', 'The source is not available: HTTP 404', 'HTTP Error 404: Not Found');
+    assert.ok(f instanceof ApplicationFailure);
+    assert.deepEqual([f.kind, f.type, f.nonRetryable, f.category, f.details], ['unavailable', 'SourceUnavailable', true, ApplicationFailureCategory.BENIGN, ['HTTP Error 404: Not Found']]);
+  });
+
+  it("a tool's failure is retried under the tool's wire type; the service's own fault is not retried", () => {
+    const t = JobFailure.tool('ffmpeg', 'The source could not be converted', 'moov atom not found');
+    assert.deepEqual([t.kind, t.type, t.nonRetryable, t.category], ['tool', 'FfmpegFailed', false, undefined]);
+    const i = JobFailure.internal('job j1 does not exist', 'JobMissing');
+    assert.deepEqual([i.kind, i.type, i.nonRetryable], ['internal', 'JobMissing', true]);
+  });
+
+  it('a wire type tells its kind, recorded histories included', () => {
+    assert.deepEqual(['UnsupportedUrl', 'SourceUnavailable', 'SourceRejected', 'YtDlpFailed', 'DirectDownloadFailed', 'CommentsFailed', 'FfmpegFailed', 'JobMissing', null].map(failureKindOf), ['unsupported', 'unavailable', 'rejected', 'tool', 'tool', 'tool', 'tool', 'internal', 'internal']);
+    assert.equal(userFailureKind('SourceRejected'), 'rejected');
+    assert.equal(userFailureKind('YtDlpFailed'), null);
+    assert.deepEqual(NON_RETRYABLE_FAILURE_TYPES.sort(), ['SourceRejected', 'SourceUnavailable', 'UnsupportedUrl']);
+  });
+});
+
 describe('failure descriptions', () => {
   it("a user's error keeps its message, through the activity failure around it", () => {
-    for (const type of Object.values(FAILURE_TYPES)) {
+    for (const type of Object.values(USER_FAILURE_TYPES)) {
       assert.equal(describeFailure(fromActivity(ApplicationFailure.nonRetryable('The page has no video', type))), 'The page has no video', type);
     }
+  });
+
+  it('a JobFailure thrown in the workflow itself (a clip past the end) reads the same', () => {
+    assert.equal(describeFailure(JobFailure.user('rejected', 'clip_end (9 s) is past the end of the source, which is 4 s long')), 'clip_end (9 s) is past the end of the source, which is 4 s long');
   });
 
   it('an engine failure phrased for people keeps its words; a local path in them does not reach the user', () => {

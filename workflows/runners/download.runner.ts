@@ -1,10 +1,10 @@
-import { ApplicationFailure, patched } from '@temporalio/workflow';
+import { patched } from '@temporalio/workflow';
 import { clipProblem } from '../../lib/download-plan';
-import { FAILURE_TYPES } from '../../lib/jobs';
 import { parseTimeString } from '../../lib/time';
 import { mediaFetch, mediaProcess } from '../activity-proxies';
 import { sourceOf } from '../../lib/uploads';
 import type { OperationRunner } from './types';
+import { JobFailure } from '../../lib/job-failure';
 
 /** Download: check limits, fetch the rendition, deliver it in the requested format (clipped and processed if asked). */
 export const runDownload: OperationRunner<'download'> = async ({ jobId, params, plan }) => {
@@ -27,7 +27,7 @@ export const runDownload: OperationRunner<'download'> = async ({ jobId, params, 
   }
   // A clip past the end is known once the source is probed: fail before downloading anything.
   const problem = source.duration === null ? null : clipProblem(clipStart, clipEnd, source.duration);
-  if (problem) throw ApplicationFailure.nonRetryable(problem, FAILURE_TYPES.rejected);
+  if (problem) throw JobFailure.user('rejected', problem);
   const sourceFile = await mediaFetch.downloadSource({ jobId, url: sourceOf(params), quality: params.quality, format: params.format, progressRange: [0, 50] });
   return mediaProcess.processDownload({
     jobId,

@@ -1,16 +1,16 @@
-import { ApplicationFailure, patched } from '@temporalio/workflow';
-import { FAILURE_TYPES } from '../../lib/jobs';
+import { patched } from '@temporalio/workflow';
 import { parseTimeString } from '../../lib/time';
 import { mediaFetch, mediaProcess } from '../activity-proxies';
 import { sourceOf } from '../../lib/uploads';
 import type { OperationRunner } from './types';
+import { JobFailure } from '../../lib/job-failure';
 
 /** Fingerprint: check limits, fetch a 720p rendition (or seek in it in place), hash one frame. */
 export const runFingerprint: OperationRunner<'fingerprint'> = async ({ jobId, params, plan }) => {
   const timestamp = params.timestamp === null ? null : parseTimeString(params.timestamp);
   const pastEnd = (duration: number | null) => {
     if (timestamp !== null && duration !== null && timestamp >= duration) {
-      throw ApplicationFailure.nonRetryable(`timestamp (${timestamp} s) is past the end of the source, which is ${duration} s long`, FAILURE_TYPES.rejected);
+      throw JobFailure.user('rejected', `timestamp (${timestamp} s) is past the end of the source, which is ${duration} s long`);
     }
   };
   // one step for the source (one yt-dlp run at most; a seekable file is not downloaded at all)

@@ -1,4 +1,4 @@
-// Media rows of issue 16's bench: each media job end to end (created → completed, through the API
+// Media rows of the bench: each media job end to end (created → completed, through the API
 // of a running `serve`) next to the bare tool on the same input, fetched from the same local origin.
 // The origin counts the bytes it sends, so each row also shows bytes fetched by the job and the tool.
 import { execFile } from 'node:child_process';
@@ -20,7 +20,7 @@ export interface MediaRow {
   product(stack: ServeStack): Promise<number>;
   /** The bare command(s) a user would run for the same output. */
   bare(): Promise<number>;
-  /** The goal ratio (product / bare) of issue 16. */
+  /** The goal ratio (product / bare) of the row. */
   goal: number;
 }
 
