@@ -38,12 +38,30 @@ export const FAIRNESS_DYNAMIC_CONFIG = [
  */
 export const SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=NORMAL'].flatMap((v) => ['--sqlite-pragma', v]);
 
-/** Starts `temporal server start-dev` (SQLite persistence, Web UI) and waits until its frontend answers. */
+/**
+ * Starts `temporal server start-dev` (SQLite persistence, Web UI) and waits until its frontend answers.
+ * The CLI picks its HTTP API and metrics ports itself, free when it looks and sometimes taken by the
+ * time it binds them on a busy machine: a start that fails on a port in use is tried again (3 times).
+ */
 export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
   if (!fs.existsSync(opts.cliPath)) {
     throw new Error(`Temporal CLI not found at ${opts.cliPath}; run 'make tools' or set TEMPORAL_CLI_PATH`);
   }
   fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
+  for (let attempt = 1; ; attempt++) {
+    const logFrom = opts.logFile && fs.existsSync(opts.logFile) ? fs.statSync(opts.logFile).size : 0;
+    try {
+      return await startOnce(opts);
+    } catch (err) {
+      const log = opts.logFile && fs.existsSync(opts.logFile) ? fs.readFileSync(opts.logFile, 'utf8').slice(logFrom) : '';
+      if (attempt >= 3 || !(err instanceof DevServerExited) || !/address already in use/.test(log)) throw err;
+    }
+  }
+}
+
+class DevServerExited extends Error {}
+
+async function startOnce(opts: DevServerOptions): Promise<DevServer> {
   const ip = opts.ip ?? '127.0.0.1';
   const address = `${ip}:${opts.port}`;
   const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
@@ -52,6 +70,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     ['server', 'start-dev', '--db-filename', opts.dbFile, '--ip', ip, '--port', String(opts.port), '--ui-port', String(opts.uiPort), '--log-level', 'warn', '--namespace', 'default', ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a.name}=${a.type}`]), ...FAIRNESS_DYNAMIC_CONFIG, ...SQLITE_PRAGMAS, ...(opts.extraArgs ?? [])],
     { stdio: ['ignore', out, out] },
   );
+  if (typeof out === 'number') fs.closeSync(out);
   let exited: number | null = null;
   child.on('exit', (code) => {
     exited = code ?? -1;
@@ -59,7 +78,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
 
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (exited !== null) throw new Error(`temporal dev server exited with code ${exited}${opts.logFile ? `; see ${opts.logFile}` : ''}`);
+    if (exited !== null) throw new DevServerExited(`temporal dev server exited with code ${exited}${opts.logFile ? `; see ${opts.logFile}` : ''}`);
     try {
       const conn = await Connection.connect({ address, connectTimeout: 1000 });
       await conn.workflowService.getSystemInfo({});
