@@ -6,11 +6,11 @@ import { checkUrlAddress } from '../engines/egress/address-check';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
-import { type JobOutput } from '../lib/jobs';
+import { JobFailure } from '../lib/job-failure';
+import type { JobOutput } from '../lib/jobs';
 import { throughEgress } from './egress-run';
 import { classifiedFailure } from './failures';
 import { keepAlive, progressReporter } from './heartbeat';
-import { JobFailure } from '../lib/job-failure';
 
 export interface CommentsDeps {
   /** In order of preference; the last one (yt-dlp) handles every URL. */

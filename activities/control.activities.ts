@@ -4,11 +4,11 @@ import { Account } from '../db/account.entity';
 import { claimRunningSlot, failJobWithRefund, jobsDueASlot, type SlotClaim } from '../db/jobs.repository';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
+import { JobFailure } from '../lib/job-failure';
 import type { JobEnd, JobOutput } from '../lib/jobs';
 import { log } from '../lib/logger';
 import { PLANS, type PlanName } from '../lib/plans';
 import { creditsRefunded, jobDuration, jobsCompleted, jobsFailed } from '../lib/metrics';
-import { JobFailure } from '../lib/job-failure';
 
 export interface ControlDeps {
   orm: MikroORM;

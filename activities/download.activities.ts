@@ -20,12 +20,12 @@ import {
   timeWindow,
 } from '../engines/ffmpeg/recipes/download';
 import { LOUDNESS_TARGET, processingSteps } from '../lib/download-plan';
-import { type JobOutput } from '../lib/jobs';
+import { JobFailure } from '../lib/job-failure';
+import type { JobOutput } from '../lib/jobs';
 import type { DownloadFormat, Quality } from '../lib/operations';
 import { assertClipWithin } from './failures';
 import { keepAlive, progressReporter } from './heartbeat';
 import { codecsOf, durationOf, probeDownloaded, roundMs, toolFailure } from './media-probe';
-import { JobFailure } from '../lib/job-failure';
 
 export interface DownloadDeps {
   ffmpeg: FfmpegEngine;

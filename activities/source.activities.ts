@@ -11,7 +11,8 @@ import type { DownloadRequest, YtDlpEngine, YtDlpFormat, YtDlpInfo } from '../en
 import { YtDlpError } from '../engines/ytdlp/ytdlp.engine';
 import type { Config } from '../lib/config';
 import { ytdlpSelection } from '../engines/ytdlp/format-selection';
-import { type SourceSummary } from '../lib/jobs';
+import { JobFailure } from '../lib/job-failure';
+import type { SourceSummary } from '../lib/jobs';
 import type { DownloadFormat, Quality } from '../lib/operations';
 import { formatSeconds, sourceLimits, tooLargeMessage, tooLongMessage, type PlanName, type SourceLimits } from '../lib/plans';
 import { uploadIdOf } from '../lib/uploads';
@@ -23,7 +24,6 @@ import { unreadableMedia } from './media-probe';
 import { alive, keepAlive, progressReporter } from './heartbeat';
 import { takeUpload } from './upload-source';
 import type { RemoteMedia } from './video-source';
-import { JobFailure } from '../lib/job-failure';
 
 export interface SourceDeps {
   ytdlp: YtDlpEngine;

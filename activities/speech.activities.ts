@@ -10,11 +10,11 @@ import { planSpeechTranslation, targetsFromAnySpeech } from '../engines/translat
 import { translateRoute, type TranslationEngine } from '../engines/translate/translation-engine';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
-import { type JobOutput } from '../lib/jobs';
+import { JobFailure } from '../lib/job-failure';
+import type { JobOutput } from '../lib/jobs';
 import type { SpeechOutputFormat, TranscribeParams, TranslateParams } from '../lib/operations';
 import { alive, keepAlive, progressReporter, segmentReporter } from './heartbeat';
 import { probeDownloaded } from './media-probe';
-import { JobFailure } from '../lib/job-failure';
 
 export interface SpeechDeps {
   whisper: WhisperEngine;

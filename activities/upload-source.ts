@@ -4,8 +4,8 @@ import path from 'node:path';
 import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { extensionOf, mediaContentType } from '../engines/media-sniff';
 import type { Storage } from '../engines/storage';
-import { tooLongMessage, type SourceLimits } from '../lib/plans';
 import { JobFailure } from '../lib/job-failure';
+import { tooLongMessage, type SourceLimits } from '../lib/plans';
 
 export interface UploadedSource {
   /** The upload's bytes in the job's work folder, relative to it. */

@@ -8,12 +8,12 @@ import type { FfmpegEngine, ProbeResult, ProbeStream } from '../engines/ffmpeg/f
 import { httpHeaderOptions } from '../engines/ffmpeg/input-policy';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
+import { JobFailure } from '../lib/job-failure';
 import { log } from '../lib/logger';
 import { formatBytes } from '../lib/plans';
 import { refusalFailure, throughEgress } from './egress-run';
 import { alive, progressReporter } from './heartbeat';
 import { durationOf, probeDownloaded, roundMs, toolFailure, videoStreamOf } from './media-probe';
-import { JobFailure } from '../lib/job-failure';
 
 /**
  * A source read in place over http(s) instead of downloaded: jobs that need one frame or a short

@@ -4,13 +4,12 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { ListObjectsV2Command, GetObjectCommand } from '@aws-sdk/client-s3';
 import { Connection, WorkflowClient } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
-import { FIXTURE, fixtureCacheDir, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
+import { FIXTURE, fixtureCacheDir, serveThrottled, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { ffprobe, videoStream } from './helpers/media';
 import { PT_VIDEOS, startPeerTubeFixture, type PeerTubeFixture } from './helpers/peertube-fixture';
 import { pgQuery, startPostgres, type TestPostgres } from './helpers/postgres';
@@ -31,29 +30,6 @@ interface JobView {
   error_message: string | null;
   download_url: string | null;
   result_data: Record<string, unknown>;
-}
-
-/** Serves single byte ranges of `file` at `bytesPerSecond`. */
-function serveSlowRanges(req: http.IncomingMessage, res: http.ServerResponse, file: string, bytesPerSecond: number): void {
-  const buf = fs.readFileSync(file);
-  const m = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
-  const start = m ? Number(m[1]) : 0;
-  const end = m && m[2] ? Math.min(Number(m[2]), buf.length - 1) : buf.length - 1;
-  if (start >= buf.length) return void res.writeHead(416, { 'content-range': `bytes */${buf.length}` }).end();
-  res.writeHead(m ? 206 : 200, { 'content-type': 'video/mp4', 'accept-ranges': 'bytes', 'content-length': end - start + 1, ...(m ? { 'content-range': `bytes ${start}-${end}/${buf.length}` } : {}) });
-  if (req.method === 'HEAD') return void res.end();
-  let off = start;
-  const tick = setInterval(() => {
-    if (res.destroyed || off > end) {
-      clearInterval(tick);
-      res.end();
-      return;
-    }
-    const next = Math.min(off + bytesPerSecond / 10, end + 1);
-    res.write(buf.subarray(off, next));
-    off = next;
-  }, 100);
-  res.on('close', () => clearInterval(tick));
 }
 
 describe('scale-out: one API and per-queue workers, each with a private disk, sharing only PostgreSQL, a Temporal cluster and the bucket', function () {
@@ -97,7 +73,7 @@ describe('scale-out: one API and per-queue workers, each with a private disk, sh
     fx = await startFixturePlatform({
       extraRoutes: (req, res, p) => {
         if (p !== SLOW_SOURCE) return false;
-        serveSlowRanges(req, res, path.join(fixtureCacheDir(), 'media', 'v720.mp4'), SLOW_BYTES_PER_SECOND);
+        serveThrottled(res, path.join(fixtureCacheDir(), 'media', 'v720.mp4'), SLOW_BYTES_PER_SECOND, req);
         return true;
       },
     });

@@ -580,19 +580,33 @@ export async function startFixturePlatform(opts?: FixturePlatformOptions): Promi
   };
 }
 
-/** Serves a file at `bytesPerSecond` (200, whole body, Range ignored): a slow origin. */
-export function serveThrottled(res: http.ServerResponse, file: string, bytesPerSecond: number): void {
+/**
+ * Serves a file at `bytesPerSecond`: a slow origin. Without `req` it ignores Range (200, the whole
+ * body); with it, a single byte range is honoured (206, as a paced CDN answers seek reads).
+ */
+export function serveThrottled(res: http.ServerResponse, file: string, bytesPerSecond: number, req?: http.IncomingMessage): void {
   const buf = fs.readFileSync(file);
-  res.writeHead(200, { 'Content-Type': 'video/mp4', 'Content-Length': buf.length });
-  let off = 0;
+  const m = req ? /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '') : null;
+  const start = m ? Number(m[1]) : 0;
+  const end = m?.[2] ? Math.min(Number(m[2]), buf.length - 1) : buf.length - 1;
+  if (start >= buf.length) return void res.writeHead(416, { 'Content-Range': `bytes */${buf.length}` }).end();
+  res.writeHead(m ? 206 : 200, {
+    'Content-Type': 'video/mp4',
+    'Content-Length': end - start + 1,
+    ...(req ? { 'Accept-Ranges': 'bytes' } : {}),
+    ...(m ? { 'Content-Range': `bytes ${start}-${end}/${buf.length}` } : {}),
+  });
+  if (req?.method === 'HEAD') return void res.end();
+  let off = start;
   const tick = setInterval(() => {
-    if (res.destroyed || off >= buf.length) {
+    if (res.destroyed || off > end) {
       clearInterval(tick);
       res.end();
       return;
     }
-    res.write(buf.subarray(off, off + bytesPerSecond / 10));
-    off += bytesPerSecond / 10;
+    const next = Math.min(off + bytesPerSecond / 10, end + 1);
+    res.write(buf.subarray(off, next));
+    off = next;
   }, 100);
   res.on('close', () => clearInterval(tick));
 }

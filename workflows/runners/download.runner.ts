@@ -1,10 +1,10 @@
 import { patched } from '@temporalio/workflow';
 import { clipProblem } from '../../lib/download-plan';
+import { JobFailure } from '../../lib/job-failure';
 import { parseTimeString } from '../../lib/time';
 import { mediaFetch, mediaProcess } from '../activity-proxies';
 import { sourceOf } from '../../lib/uploads';
 import type { OperationRunner } from './types';
-import { JobFailure } from '../../lib/job-failure';
 
 /** Download: check limits, fetch the rendition, deliver it in the requested format (clipped and processed if asked). */
 export const runDownload: OperationRunner<'download'> = async ({ jobId, params, plan }) => {

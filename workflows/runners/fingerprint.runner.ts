@@ -1,9 +1,9 @@
 import { patched } from '@temporalio/workflow';
+import { JobFailure } from '../../lib/job-failure';
 import { parseTimeString } from '../../lib/time';
 import { mediaFetch, mediaProcess } from '../activity-proxies';
 import { sourceOf } from '../../lib/uploads';
 import type { OperationRunner } from './types';
-import { JobFailure } from '../../lib/job-failure';
 
 /** Fingerprint: check limits, fetch a 720p rendition (or seek in it in place), hash one frame. */
 export const runFingerprint: OperationRunner<'fingerprint'> = async ({ jobId, params, plan }) => {
