@@ -27,9 +27,9 @@ run: build
 test: build lint
 	@npx mocha
 
-# The fast tier: test/unit/*.spec.ts, pure functions only (make test runs them too).
+# The fast tier: the unit specs (test/unit/*.spec.ts and operations/*/*.spec.ts), pure functions only (make test runs them too).
 test-fast: build
-	@npx mocha --no-config --require dist/test/setup.js --exit 'dist/test/unit/**/*.spec.js'
+	@npx mocha --no-config --require dist/test/setup.js --exit 'dist/test/unit/**/*.spec.js' 'dist/operations/*/*.spec.js'
 
 clean:
 	rm -rf dist

@@ -18,7 +18,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['workflows/**/*.ts'],
+    // workflow code: the workflows, and what the sandbox loads of the operations (registry, index, runner)
+    files: ['workflows/**/*.ts', 'operations/registry.ts', 'operations/define.ts', 'operations/*/index.ts', 'operations/*/runner.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',

@@ -12,7 +12,8 @@ import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import { JobFailure } from '../lib/job-failure';
 import type { JobOutput } from '../lib/jobs';
-import type { SpeechOutputFormat, TranscribeParams, TranslateParams } from '../lib/operations';
+import type { SpeechOutputFormat, TranscribeParams } from '../operations/transcribe/spec';
+import type { TranslateParams } from '../operations/translate/spec';
 import { alive, keepAlive, progressReporter, segmentReporter } from './heartbeat';
 import { probeDownloaded } from './media-probe';
 

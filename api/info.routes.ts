@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { SourceUrl } from '../lib/operations/fields';
+import { SourceUrl } from '../operations/fields';
 import { VideoInfoSchema } from '../lib/video-info';
 import type { ApiDeps, ApiState } from './context';
 import { accountOf } from './context';

@@ -1,6 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { DOWNLOAD_FORMATS } from '../lib/operations/download';
+import { DOWNLOAD_FORMATS } from '../operations/download/spec';
+import { JOB_TYPES, OPERATIONS } from '../operations/registry';
 import { isUnmetered } from './metering';
 
 /** Routes register their request/response schemas here; the document is generated from it. */
@@ -69,7 +70,7 @@ export function openApiDocument(baseUrl: string): object {
 
 /** Areas of the API, in the order documentation shows them; each path belongs to the first whose prefix it starts with. */
 const TAGS = [
-  { name: 'Operations', description: 'Create a job: download, preview, transcribe, translate, fingerprint, comments', prefixes: ['/v1/download', '/v1/preview', '/v1/transcribe', '/v1/translate', '/v1/fingerprint', '/v1/comments'] },
+  { name: 'Operations', description: `Create a job: ${JOB_TYPES.join(', ')}`, prefixes: Object.values(OPERATIONS).map((op) => op.path) },
   { name: 'OpenAI-compatible audio', description: 'OpenAI\'s /audio/transcriptions and /audio/translations: its SDKs work with base_url pointed here', prefixes: ['/v1/audio/'] },
   { name: 'Uploads', description: 'Files sent to use as a job\'s source (upload_id in place of url)', prefixes: ['/v1/uploads'] },
   { name: 'Jobs', description: 'Follow, list and cancel jobs', prefixes: ['/v1/jobs'] },

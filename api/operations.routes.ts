@@ -1,6 +1,6 @@
 // `POST /v1/{operation}` for every operation in the registry, with its OpenAPI entry.
 import Router from '@koa/router';
-import { OPERATIONS } from '../lib/operations';
+import { OPERATIONS } from '../operations/registry';
 import type { ApiDeps, ApiState } from './context';
 import { accountOf } from './context';
 import { errorResponses, json, registry } from './openapi';

@@ -1,8 +1,9 @@
-// Response schemas of the REST API (request schemas live in the operation registry, lib/operations).
+// Response schemas of the REST API (request schemas live with each operation, operations/<name>/spec.ts).
 import { z } from 'zod';
-import { JOB_STATUSES, JOB_TYPES } from '../lib/jobs';
+import { JOB_STATUSES } from '../lib/jobs';
+import { JOB_TYPES } from '../operations/registry';
 import { PLAN_NAMES } from '../lib/plans';
-import { OPERATIONS } from '../lib/operations';
+import { OPERATIONS } from '../operations/registry';
 
 /** An instant as ISO 8601 UTC with milliseconds, e.g. 2026-11-25T05:01:00.000Z. */
 export const Timestamp = z.iso.datetime();

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { TargetUrl } from '../lib/operations/fields';
+import { TargetUrl } from '../operations/fields';
 import { WEBHOOK_EVENTS } from '../lib/webhooks';
 import type { ApiContext, ApiDeps, ApiState } from './context';
 import { accountOf } from './context';

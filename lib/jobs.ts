@@ -1,9 +1,8 @@
 // Job types, states and the workflow boundary: pure, so the workflow bundle can load it.
-import type { JobParams } from './operations';
+import type { JobParams, JobType } from '../operations/registry';
 import type { PlanName } from './plans';
 
-export const JOB_TYPES = ['download', 'transcribe', 'translate', 'preview', 'fingerprint', 'comments'] as const;
-export type JobType = (typeof JOB_TYPES)[number];
+export type { JobType };
 export const JOB_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 

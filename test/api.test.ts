@@ -7,7 +7,7 @@ import { Job } from '../db/job.entity';
 import { ledgerSum, refundJob } from '../db/credits.repository';
 import { flushKeyUsage } from '../db/key-usage.repository';
 import { InfoError } from '../api/services/orchestrator';
-import type { DownloadParams } from '../lib/operations';
+import type { DownloadParams } from '../operations/download/spec';
 import type { VideoInfo } from '../lib/video-info';
 import { createMaintenanceActivities } from '../activities/maintenance.activities';
 import { freshRateWindow, startApiHarness, type ApiHarness } from './helpers/api-harness';

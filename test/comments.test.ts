@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createCommentsActivities, type ExtractCommentsInput } from '../activities/comments.activities';
+import { createCommentsActivities, type ExtractCommentsInput } from '../operations/comments/activities';
 import { createPeerTubeProvider, peerTubeVideoId } from '../engines/comments/peertube';
 import { CommentsError, type Comment, type CommentsFile, type CommentsProvider } from '../engines/comments/provider';
 import { createYtDlpCommentsProvider } from '../engines/comments/ytdlp-comments';

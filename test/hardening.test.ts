@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createFingerprintActivities } from '../activities/fingerprint.activities';
+import { createFingerprintActivities } from '../operations/fingerprint/activities';
 import { createSourceActivities, type ResolvedSource, type SourceDeps } from '../activities/source.activities';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { LocalStorage, Storage } from '../engines/storage';

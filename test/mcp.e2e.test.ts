@@ -5,7 +5,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { OPERATIONS } from '../lib/operations';
+import { OPERATIONS } from '../operations/registry';
 import { ERROR_META_KEY } from '../api/mcp/protocol-error';
 import { startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { PT_VIDEOS, startPeerTubeFixture, type PeerTubeFixture } from './helpers/peertube-fixture';

@@ -8,7 +8,7 @@ import { Worker } from '@temporalio/worker';
 import type { ControlActivities } from '../activities/control.activities';
 import type { WebhookActivities } from '../activities/webhook.activities';
 import type { SourceActivities } from '../activities/source.activities';
-import type { DownloadActivities } from '../activities/download.activities';
+import type { DownloadActivities } from '../operations/download/activities';
 import { USER_FAILURE_TYPES } from '../lib/job-failure';
 import { type JobEnd, type MediaJobInput } from '../lib/jobs';
 import { workflowBundle } from '../workers/workflow-bundle';

@@ -1,27 +1,23 @@
 // The queue table: every task queue, declared once with its activities and default concurrency.
 // Workers are built from it (workers/workers.ts); workflows proxy activities by the types it gives.
+// A queue's activities are its shared steps (activities/) and the operations' own (the registry's).
 import os from 'node:os';
 import type { MikroORM } from '@mikro-orm/core';
-import { createCommentsActivities } from '../activities/comments.activities';
 import { createControlActivities } from '../activities/control.activities';
-import { createDownloadActivities } from '../activities/download.activities';
 import { createMaintenanceActivities } from '../activities/maintenance.activities';
-import { createFingerprintActivities } from '../activities/fingerprint.activities';
-import { createPreviewActivities } from '../activities/preview.activities';
 import { createSourceActivities } from '../activities/source.activities';
 import { createSpeechActivities } from '../activities/speech.activities';
 import { createWebhookActivities } from '../activities/webhook.activities';
-import { createPeerTubeProvider } from '../engines/comments/peertube';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
-import { createYtDlpCommentsProvider } from '../engines/comments/ytdlp-comments';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { createSpeechServices } from '../engines/speech/services';
 import { createWhisperEngine } from '../engines/speech/whisper.engine';
 import type { Storage } from '../engines/storage';
-import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
+import { createYtDlpEngine, ytdlpOptionsOf } from '../engines/ytdlp/ytdlp.engine';
 import type { Config } from '../lib/config';
 import type { MediaJobInput } from '../lib/jobs';
 import type { TaskQueue } from '../lib/queues';
+import { operationActivities } from '../operations/registry';
 
 export interface QueueDeps {
   config: Config;
@@ -54,10 +50,6 @@ export interface QueueSpec {
 function database(deps: QueueDeps): MikroORM {
   if (!deps.orm) throw new Error('this queue needs the database');
   return deps.orm;
-}
-
-function ytdlpOptions(config: Config) {
-  return { binary: config.ytdlpPath, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, pluginDirs: config.ytdlpPluginDirs, maxSourcePixels: config.maxSourcePixels };
 }
 
 function egressOf(deps: QueueDeps): EgressProxy {
@@ -101,7 +93,7 @@ export const QUEUE_TABLE = {
     defaultConcurrency: 4,
     activities: (deps: QueueDeps) => {
       const { config, storage } = deps;
-      const source = createSourceActivities({ ytdlp: createYtDlpEngine(ytdlpOptions(config)), ffmpeg: createFfmpegEngine(config), storage, egress: egressOf(deps), config });
+      const source = createSourceActivities({ ytdlp: createYtDlpEngine(ytdlpOptionsOf(config)), ffmpeg: createFfmpegEngine(config), storage, egress: egressOf(deps), config });
       return { readInfo: source.readInfo };
     },
   },
@@ -117,13 +109,9 @@ export const QUEUE_TABLE = {
     activities: (deps: QueueDeps) => {
       const { config, storage } = deps;
       const egress = egressOf(deps);
-      const tools = ytdlpOptions(config);
-      // Comments: PeerTube instances over their REST API, everything else through yt-dlp.
-      const providers = [createPeerTubeProvider({ allowPrivateNetwork: config.allowPrivateNetwork }), createYtDlpCommentsProvider(tools)];
-      return {
-        ...createSourceActivities({ ytdlp: createYtDlpEngine(tools), ffmpeg: createFfmpegEngine(config), storage, egress, config }),
-        ...createCommentsActivities({ providers, storage, egress, config }),
-      };
+      const ffmpeg = createFfmpegEngine(config);
+      const shared = createSourceActivities({ ytdlp: createYtDlpEngine(ytdlpOptionsOf(config)), ffmpeg, storage, egress, config });
+      return { ...shared, ...operationActivities('media-fetch', { config, storage, ffmpeg, egress }, Object.keys(shared)) };
     },
   },
   'media-process': {
@@ -139,9 +127,8 @@ export const QUEUE_TABLE = {
     defaultConcurrency: os.availableParallelism() + 1,
     activities: (deps: QueueDeps) => {
       const { config, storage } = deps;
-      const ffmpeg = createFfmpegEngine(config);
-      const egress = egressOf(deps);
-      return { ...createDownloadActivities({ ffmpeg, storage }), ...createPreviewActivities({ ffmpeg, storage, egress, limits: config }), ...createFingerprintActivities({ ffmpeg, storage, egress, limits: config }) };
+      // every step here is an operation's own (operations/<name>/activities.ts)
+      return operationActivities('media-process', { config, storage, ffmpeg: createFfmpegEngine(config), egress: egressOf(deps) });
     },
   },
   'media-speech': {
@@ -156,7 +143,9 @@ export const QUEUE_TABLE = {
       const { registry, translator } = createSpeechServices(config);
       // one warm faster-whisper process per job this worker runs at once
       const whisper = createWhisperEngine({ python: config.whisperPython, processes: config.queueConcurrency['media-speech'] ?? 1 });
-      return createSpeechActivities({ whisper, ffmpeg: createFfmpegEngine(config), registry, translator, storage, config });
+      const ffmpeg = createFfmpegEngine(config);
+      const shared = createSpeechActivities({ whisper, ffmpeg, registry, translator, storage, config });
+      return { ...shared, ...operationActivities('media-speech', { config, storage, ffmpeg }, Object.keys(shared)) };
     },
   },
 } satisfies Record<TaskQueue, QueueSpec>;

@@ -4,7 +4,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode, type WorkflowBundleOption } from '@temporalio/worker';
+import { bundleWorkflowCode, type BundleOptions, type WorkflowBundleOption } from '@temporalio/worker';
+import webpack from 'webpack';
 import { log } from '../lib/logger';
 
 const workflowsPath = require.resolve('../workflows');
@@ -21,6 +22,27 @@ const quietBundlerLogger = {
   error: (m: string) => log.error({ component: 'bundler' }, m),
 };
 
+const operationsDir = path.join(distRoot, 'operations');
+const EMPTY_MODULE = require.resolve('./empty-module');
+
+/**
+ * Only runners run in the sandbox: an operation folder's spec, activities and view (schemas, tools,
+ * pages) are bundled as an empty module, so an operation's index.ts can list all four.
+ */
+const bundleOptions: BundleOptions = {
+  workflowsPath,
+  logger: quietBundlerLogger,
+  webpackConfigHook: (config) => ({
+    ...config,
+    plugins: [
+      ...(config.plugins ?? []),
+      new webpack.NormalModuleReplacementPlugin(/^\.\/(spec|activities|view)$/, (resource: { context: string; request: string }) => {
+        if (path.dirname(resource.context) === operationsDir) resource.request = EMPTY_MODULE;
+      }),
+    ],
+  }),
+};
+
 /** A digest of everything webpack reads: the compiled workflows and lib modules, and the workflow SDK's version. */
 function inputsDigest(): string {
   const hash = crypto.createHash('sha256');
@@ -33,13 +55,14 @@ function inputsDigest(): string {
   };
   walk(path.join(distRoot, 'workflows'));
   walk(path.join(distRoot, 'lib'));
+  walk(operationsDir);
   hash.update((require('@temporalio/workflow/package.json') as { version: string }).version);
   return hash.digest('hex');
 }
 
 /** Bundles the workflows and writes the bundle with the digest of its inputs; what `make build` runs. */
 export async function writeWorkflowBundle(): Promise<{ file: string; bytes: number }> {
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+  const { code } = await bundleWorkflowCode(bundleOptions);
   const written = withEmptySourceMap(code);
   fs.writeFileSync(CODE_FILE, written);
   fs.writeFileSync(STAMP_FILE, JSON.stringify({ inputs: inputsDigest() }));
@@ -73,6 +96,6 @@ let bundle: Promise<WorkflowBundleOption> | null = null;
 
 /** The workflow bundle of this process: the prebuilt one when current, else built once at start. */
 export function workflowBundle(): Promise<WorkflowBundleOption> {
-  bundle ??= Promise.resolve(prebuilt()).then((b) => b ?? bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger }));
+  bundle ??= Promise.resolve(prebuilt()).then((b) => b ?? bundleWorkflowCode(bundleOptions));
   return bundle;
 }

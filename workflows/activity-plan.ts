@@ -1,21 +1,24 @@
-// Which activities workflows call on which queue. Pure data: the workflow bundle proxies exactly
-// these (workflows/activity-proxies.ts), and a worker refuses to start when its queue does not
-// register every name listed for it (workers/workers.ts).
+// Which shared activities workflows call on which queue. Pure data: the workflow bundle proxies
+// these and the operations' own (the registry's), and a worker refuses to start when its queue does
+// not register every name listed for it (workers/workers.ts).
 import type { TaskQueue } from '../lib/queues';
 import type { QueueActivities } from '../workers/queues';
+import type { OperationActivities } from '../operations/registry';
 
 type Plan = { [Q in TaskQueue]: readonly (keyof QueueActivities<Q> & string)[] };
 
 export const ACTIVITY_PLAN = {
   control: ['markProcessing', 'claimRunningSlot', 'jobsDueASlot', 'completeJob', 'failJob', 'planJobEvent', 'attemptDelivery', 'recordLostAttempt', 'deliveryTargetActive', 'startStrandedJobs', 'sweepExpiredOutputs', 'grantMonthlyCredits'],
   'media-info': ['readInfo'],
-  'media-fetch': ['readInfo', 'probeSource', 'downloadSource', 'fetchSource', 'resolveSource', 'extractComments'],
-  'media-process': ['finalizeDownload', 'processDownload', 'makePreview', 'fingerprintFrame'],
+  'media-fetch': ['readInfo', 'probeSource', 'downloadSource', 'fetchSource', 'resolveSource'],
+  // only operations' own steps run here (operations/<name>/activities.ts)
+  'media-process': [],
   'media-speech': ['transcribe', 'translate', 'recognizeSpeech', 'writeTranscript', 'translateTranscript'],
   webhooks: ['attemptDelivery', 'recordLostAttempt', 'deliveryTargetActive'],
 } as const satisfies Plan;
 
-export type PlannedActivities<Q extends TaskQueue> = Pick<QueueActivities<Q>, Extract<(typeof ACTIVITY_PLAN)[Q][number], keyof QueueActivities<Q>>>;
+/** What workflows may call on a queue: its planned shared steps and the operations' own. */
+export type PlannedActivities<Q extends TaskQueue> = Pick<QueueActivities<Q>, Extract<(typeof ACTIVITY_PLAN)[Q][number], keyof QueueActivities<Q>>> & OperationActivities<Q>;
 
 /** Names a queue's workers must register but do not; empty when the queue is complete. */
 export function missingActivities(queue: TaskQueue, registered: Record<string, unknown>): string[] {

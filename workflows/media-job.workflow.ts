@@ -22,7 +22,7 @@ import { CANCELLED_MESSAGE, jobWorkflowId, type JobEnd, type JobStatus, type Med
 import { ACCOUNT_ID, JOB_ID, JOB_STATUS } from '../lib/search-attributes';
 import { withoutInternals } from '../lib/user-text';
 import { control } from './activity-proxies';
-import { runOperation } from './runners';
+import { runOperation } from './run-operation';
 import { webhookDeliveryWorkflow } from './webhook-delivery.workflow';
 
 /**

@@ -2,7 +2,7 @@
 import type { EntityManager } from '@mikro-orm/core';
 import type { Account } from '../../db/account.entity';
 import { listLedger, usageEntriesSince } from '../../db/credits.repository';
-import { JOB_TYPES } from '../../lib/jobs';
+import { JOB_TYPES } from '../../operations/registry';
 import { afterCursor, page } from '../cursor';
 import { dayOf, lastDays } from './days';
 

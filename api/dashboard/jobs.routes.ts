@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import { DomainError } from '../../lib/errors';
-import { JOB_STATUSES, JOB_TYPES, type JobStatus, type JobType } from '../../lib/jobs';
+import { JOB_STATUSES, type JobStatus } from '../../lib/jobs';
+import { JOB_TYPES, type JobType } from '../../operations/registry';
 import type { ApiDeps } from '../context';
 import { cancelJob, createJob, getJob, listJobs } from '../services/jobs.service';
 import { jobWithOutput } from './job-output.service';

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { FieldError } from '../../lib/errors';
 import type { JobType } from '../../lib/jobs';
-import { OPERATIONS, type AnyOperation } from '../../lib/operations';
+import { OPERATIONS, type AnyOperation } from '../../operations/registry';
 
 type JsonSchema = {
   type?: string;

@@ -5,7 +5,8 @@ import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/typ
 import type { Account } from '../../db/account.entity';
 import { findAccountJob } from '../../db/jobs.repository';
 import { DomainError } from '../../lib/errors';
-import { OPERATIONS, type OutputKind } from '../../lib/operations';
+import { OPERATIONS } from '../../operations/registry';
+import type { OutputKind } from '../../operations/define';
 import type { ApiDeps } from '../context';
 import { getJob, type JobResource } from '../services/jobs.service';
 import { storedOutput } from '../services/outputs.service';

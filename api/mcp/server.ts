@@ -10,6 +10,7 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { DomainError } from '../../lib/errors';
+import { OPERATIONS } from '../../operations/registry';
 import { STATUS_OF } from '../error.middleware';
 import type { McpCaller } from './job-results';
 import { ProtocolError, RESOURCE_NOT_FOUND, toolErrorResult } from './protocol-error';
@@ -19,7 +20,7 @@ import { TOOLS, TOOLS_BY_NAME, type ToolCall } from './tools';
 import { log } from '../../lib/logger';
 
 const INSTRUCTIONS =
-  'Media tools for video and audio at URLs: metadata, downloads, previews, fingerprints, transcripts, translations and comments. ' +
+  `Media tools for video and audio at URLs: metadata (get_video_info), ${Object.values(OPERATIONS).map((op) => `${op.title.toLowerCase()} (${op.mcp.tool})`).join(', ')}. ` +
   'Each tool\'s description states its credit cost; reads (get_job, list_jobs, get_account) are free and a failed job is refunded. ' +
   'Create tools wait up to wait_seconds (default 60) for their job, reporting progress; if it is still running they return its job_id for get_job. ' +
   'Text outputs are readable in full as the resource job://{job_id}/output.';

@@ -2,8 +2,8 @@
 // a thin call into api/services, so validation, credits and errors are exactly REST's.
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { OPERATIONS, type AnyOperation } from '../../lib/operations';
-import { SourceUrl } from '../../lib/operations/fields';
+import { OPERATIONS, type AnyOperation } from '../../operations/registry';
+import { SourceUrl } from '../../operations/fields';
 import { VideoInfoSchema } from '../../lib/video-info';
 import { AccountSchema, JobListSchema, JobSchema, ListJobsQuerySchema } from '../schemas';
 import { accountSummary } from '../services/account.service';

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import { PLANS, type Account } from '../../db/account.entity';
 import { currentBalance, usageByJobType } from '../../db/credits.repository';
 import { accountJobCounts } from '../../db/jobs.repository';
-import { JOB_TYPES } from '../../lib/jobs';
+import { JOB_TYPES } from '../../operations/registry';
 
 /** First instant of the next calendar month (UTC): when the monthly allowance is topped up again. */
 export function nextTopUp(now: Date): Date {

@@ -4,7 +4,7 @@ import { ModelSelectionError } from '../../engines/speech/model-registry';
 import type { SpeechServices } from '../../engines/speech/services';
 import { planSpeechTranslation, targetReachable, targetsFromAnySpeech } from '../../engines/translate/speech-plan';
 import { planRoute, reachablePairs } from '../../engines/translate/translation-engine';
-import type { ServerCapabilities } from '../../lib/operations';
+import type { ServerCapabilities } from '../../operations/define';
 
 const WHISPER = new Set(WHISPER_LANGUAGES);
 

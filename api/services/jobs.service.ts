@@ -12,7 +12,7 @@ import type { FileLinks } from '../../lib/file-links';
 import type { JobType, MediaJobInput } from '../../lib/jobs';
 import { log } from '../../lib/logger';
 import { creditsCharged, jobsCreated } from '../../lib/metrics';
-import { OPERATIONS } from '../../lib/operations';
+import { OPERATIONS } from '../../operations/registry';
 import { sourceOf } from '../../lib/uploads';
 import type { ApiDeps } from '../context';
 import { afterCursor, page } from '../cursor';

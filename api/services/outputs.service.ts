@@ -3,6 +3,7 @@
 import path from 'node:path';
 import type { Job } from '../../db/job.entity';
 import type { Storage } from '../../engines/storage';
+import { OPERATIONS } from '../../operations/registry';
 
 /** Content type of a result file, by extension. */
 export const FILE_CONTENT_TYPES: Record<string, string> = {
@@ -20,6 +21,8 @@ export const FILE_CONTENT_TYPES: Record<string, string> = {
   json: 'application/json',
   srt: 'application/x-subrip',
   vtt: 'text/vtt',
+  // and those the operations add
+  ...Object.assign({}, ...Object.values(OPERATIONS).map((op: { outputTypes?: Record<string, string> }) => op.outputTypes ?? {})) as Record<string, string>,
 };
 
 export type StoredOutput =

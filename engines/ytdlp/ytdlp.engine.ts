@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { runProcess } from '../child-process';
-import { projectRoot } from '../../lib/config';
+import { projectRoot, type Config } from '../../lib/config';
 import { withoutInternals } from '../../lib/user-text';
 import { SANDBOX_BIN_DIR, sandboxEnv } from '../ffmpeg/input-policy';
 
@@ -172,6 +172,11 @@ export function ytdlpInvocation(opts: Pick<YtDlpEngineOptions, 'binary' | 'ffmpe
 }
 
 /** Runs the pinned yt-dlp as a child process with JSON output. */
+/** The engine's options from the service's settings. */
+export function ytdlpOptionsOf(config: Pick<Config, 'ytdlpPath' | 'ffmpegPath' | 'ffprobePath' | 'ytdlpPluginDirs' | 'maxSourcePixels'>): YtDlpEngineOptions {
+  return { binary: config.ytdlpPath, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, pluginDirs: config.ytdlpPluginDirs, maxSourcePixels: config.maxSourcePixels };
+}
+
 export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
   const invocation = ytdlpInvocation(opts);
 

@@ -15,7 +15,7 @@ import { openOrm } from '../../db/orm';
 import { openStorage } from '../../engines/storage';
 import { loadConfig, projectRoot } from '../../lib/config';
 import type { MediaJobInput } from '../../lib/jobs';
-import type { DownloadParams } from '../../lib/operations';
+import type { DownloadParams } from '../../operations/download/spec';
 import { connectTemporal, createTemporalOrchestrator } from '../../workers/temporal-client';
 import { startDevServer } from '../../workers/temporal-dev-server';
 import { createWorkers } from '../../workers/workers';

@@ -1,6 +1,6 @@
 // The operations' request forms (strict, with defaults and bounds) and their prices.
 import assert from 'node:assert/strict';
-import { OPERATIONS } from '../../lib/operations';
+import { OPERATIONS } from '../../operations/registry';
 
 const URL = 'https://example.com/v.mp4';
 const issues = (r: { success: boolean; error?: { issues: { path: PropertyKey[]; message: string }[] } }) => (r.error?.issues ?? []).map((i) => `${i.path.join('.')}: ${i.message}`);

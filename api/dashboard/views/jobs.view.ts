@@ -1,8 +1,9 @@
 import type { Comment, Reply } from '../../../engines/comments/provider';
-import { JOB_STATUSES, JOB_TYPES } from '../../../lib/jobs';
+import { JOB_STATUSES } from '../../../lib/jobs';
+import { JOB_TYPES } from '../../../operations/registry';
 import type { JobResource } from '../../services/jobs.service';
 import { html, queryString, safeHref, type Html } from '../html';
-import { MAX_INLINE_COMMENTS, type JobOutputView, type Segment } from '../job-output.service';
+import { MAX_INLINE_COMMENTS, type JobOutputView, type Segment } from '../output-view';
 import { dataTable, dateTime, pager, postButton, statusBadge, type PageContext } from './layout';
 
 export interface JobFilterValues {

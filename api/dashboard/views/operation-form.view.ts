@@ -1,4 +1,4 @@
-import { OPERATIONS } from '../../../lib/operations';
+import { OPERATIONS } from '../../../operations/registry';
 import { html, type Html } from '../html';
 import { activeFields, type FormField, type OperationForm, type PostedForm } from '../operation-forms';
 import { csrfField, describedAttrs, errorSummary, field, type PageContext } from './layout';

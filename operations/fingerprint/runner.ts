@@ -1,12 +1,13 @@
 import { patched } from '@temporalio/workflow';
 import { JobFailure } from '../../lib/job-failure';
 import { parseTimeString } from '../../lib/time';
-import { mediaFetch, mediaProcess } from '../activity-proxies';
+import { mediaFetch, mediaProcess } from '../../workflows/activity-proxies';
 import { sourceOf } from '../../lib/uploads';
-import type { OperationRunner } from './types';
+import type { OperationRunner } from '../define';
+import type { FingerprintParams } from './spec';
 
 /** Fingerprint: check limits, fetch a 720p rendition (or seek in it in place), hash one frame. */
-export const runFingerprint: OperationRunner<'fingerprint'> = async ({ jobId, params, plan }) => {
+export const runFingerprint: OperationRunner<FingerprintParams> = async ({ jobId, params, plan }) => {
   const timestamp = params.timestamp === null ? null : parseTimeString(params.timestamp);
   const pastEnd = (duration: number | null) => {
     if (timestamp !== null && duration !== null && timestamp >= duration) {

@@ -1,16 +1,20 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
-import { CommentsError, countComments, pickProvider, toCommentsFile, type CommentSort, type CommentsProvider } from '../engines/comments/provider';
-import { checkUrlAddress } from '../engines/egress/address-check';
-import type { EgressProxy } from '../engines/egress/egress-proxy';
-import type { Storage } from '../engines/storage';
-import type { Config } from '../lib/config';
-import { JobFailure } from '../lib/job-failure';
-import type { JobOutput } from '../lib/jobs';
-import { throughEgress } from './egress-run';
-import { classifiedFailure } from './failures';
-import { keepAlive, progressReporter } from './heartbeat';
+import { CommentsError, countComments, pickProvider, toCommentsFile, type CommentSort, type CommentsProvider } from '../../engines/comments/provider';
+import { checkUrlAddress } from '../../engines/egress/address-check';
+import type { EgressProxy } from '../../engines/egress/egress-proxy';
+import type { Storage } from '../../engines/storage';
+import type { Config } from '../../lib/config';
+import { JobFailure } from '../../lib/job-failure';
+import type { JobOutput } from '../../lib/jobs';
+import { throughEgress } from '../../activities/egress-run';
+import { classifiedFailure } from '../../activities/failures';
+import { keepAlive, progressReporter } from '../../activities/heartbeat';
+import { createPeerTubeProvider } from '../../engines/comments/peertube';
+import { createYtDlpCommentsProvider } from '../../engines/comments/ytdlp-comments';
+import { ytdlpOptionsOf } from '../../engines/ytdlp/ytdlp.engine';
+import { egressOf, type StepDeps } from '../step-deps';
 
 export interface CommentsDeps {
   /** In order of preference; the last one (yt-dlp) handles every URL. */
@@ -82,4 +86,11 @@ export function createCommentsActivities(deps: CommentsDeps) {
 
 function toFailure(err: unknown): unknown {
   return err instanceof CommentsError ? classifiedFailure(err.kind, err.message, 'comments') : err;
+}
+
+/** The comments' own step, as its worker builds it: PeerTube instances over their REST API, everything else through yt-dlp. */
+export function commentsSteps(deps: StepDeps) {
+  const { config, storage } = deps;
+  const providers = [createPeerTubeProvider({ allowPrivateNetwork: config.allowPrivateNetwork }), createYtDlpCommentsProvider(ytdlpOptionsOf(config))];
+  return createCommentsActivities({ providers, storage, egress: egressOf(deps), config });
 }

@@ -1,8 +1,9 @@
-import { mediaFetch } from '../activity-proxies';
-import type { OperationRunner } from './types';
+import { mediaFetch } from '../../workflows/activity-proxies';
+import type { OperationRunner } from '../define';
+import type { CommentsParams } from './spec';
 
 /** Comments: one activity on media-fetch picks the provider by URL and writes the JSON file. */
-export const runComments: OperationRunner<'comments'> = ({ jobId, params }) =>
+export const runComments: OperationRunner<CommentsParams> = ({ jobId, params }) =>
   mediaFetch.extractComments({
     jobId,
     url: params.url,

@@ -1,13 +1,14 @@
 import { patched } from '@temporalio/workflow';
-import { mediaFetch, mediaSpeech } from '../activity-proxies';
+import { mediaFetch, mediaSpeech } from '../../workflows/activity-proxies';
 import { sourceOf } from '../../lib/uploads';
-import type { OperationRunner } from './types';
+import type { OperationRunner } from '../define';
+import type { TranslateParams } from './spec';
 
 /**
  * Translate: as transcribe, then the text translation as a step of its own (Whisper's English and/or
  * Apertium), so retrying it never redoes the recognition.
  */
-export const runTranslate: OperationRunner<'translate'> = async ({ jobId, params, plan }) => {
+export const runTranslate: OperationRunner<TranslateParams> = async ({ jobId, params, plan }) => {
   const { sourceFile } = await mediaFetch.fetchSource({ jobId, plan, url: sourceOf(params), quality: 'audio', format: null, progressRange: [0, 15] });
   if (!patched('speech-steps-v1')) return mediaSpeech.translate({ jobId, sourceFile, params, progressRange: [15, 99] });
   const recognition = await mediaSpeech.recognizeSpeech({ jobId, sourceFile, request: { kind: 'translate', params }, progressRange: [15, 93] });

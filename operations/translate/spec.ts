@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { LanguageCode, oneSource, sourceFields, sourceRequired, WebhookUrl } from './fields';
-import type { OperationSpec } from './spec';
-import { ModelSizeField, OutputFormat, SPEECH_OUTPUT_FORMATS } from './transcribe';
+import { LanguageCode, oneSource, sourceFields, sourceRequired, WebhookUrl } from '../fields';
+import type { OperationSpec } from '../define';
+import { ModelSizeField, OutputFormat, SPEECH_OUTPUT_FORMATS } from '../transcribe/spec';
 
 export const TranslateRequestSchema = z
   .strictObject({
@@ -29,7 +29,7 @@ export const TranslateResultSchema = z
   })
   .meta({ id: 'TranslateResult' });
 
-export const translate: OperationSpec<'translate', typeof TranslateRequestSchema> = {
+export const translateSpec: OperationSpec<'translate', typeof TranslateRequestSchema> = {
   jobType: 'translate',
   path: '/v1/translate',
   title: 'Translate',
@@ -38,7 +38,6 @@ export const translate: OperationSpec<'translate', typeof TranslateRequestSchema
   result: TranslateResultSchema,
   cost: () => 5,
   costText: '5 credits',
-  queues: ['media-fetch', 'media-speech'],
   mcp: { tool: 'translate', title: 'Translate speech' },
   output: 'text',
   check: (p, caps) => {

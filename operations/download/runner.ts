@@ -2,12 +2,13 @@ import { patched } from '@temporalio/workflow';
 import { clipProblem } from '../../lib/download-plan';
 import { JobFailure } from '../../lib/job-failure';
 import { parseTimeString } from '../../lib/time';
-import { mediaFetch, mediaProcess } from '../activity-proxies';
+import { mediaFetch, mediaProcess } from '../../workflows/activity-proxies';
 import { sourceOf } from '../../lib/uploads';
-import type { OperationRunner } from './types';
+import type { OperationRunner } from '../define';
+import type { DownloadParams } from './spec';
 
 /** Download: check limits, fetch the rendition, deliver it in the requested format (clipped and processed if asked). */
-export const runDownload: OperationRunner<'download'> = async ({ jobId, params, plan }) => {
+export const runDownload: OperationRunner<DownloadParams> = async ({ jobId, params, plan }) => {
   const clipStart = params.clip_start === null ? null : parseTimeString(params.clip_start);
   const clipEnd = params.clip_end === null ? null : parseTimeString(params.clip_end);
   const processing = params.processing ?? [];

@@ -1,11 +1,12 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { imageHashes } from '../engines/image-hash';
-import type { Storage } from '../engines/storage';
-import type { JobOutput } from '../lib/jobs';
-import type { HashSize } from '../lib/operations';
-import { formatTimestamp } from '../lib/time';
-import { pastEnd, videoOf, withSource, type SourceReadDeps, type SourceRef } from './video-source';
+import { imageHashes } from '../../engines/image-hash';
+import type { Storage } from '../../engines/storage';
+import type { JobOutput } from '../../lib/jobs';
+import type { HashSize } from './spec';
+import { formatTimestamp } from '../../lib/time';
+import { pastEnd, videoOf, withSource, type SourceReadDeps, type SourceRef } from '../../activities/video-source';
+import type { StepDeps } from '../step-deps';
 
 export interface FingerprintDeps extends SourceReadDeps {
   storage: Storage;
@@ -52,3 +53,6 @@ export function createFingerprintActivities(deps: FingerprintDeps) {
     },
   };
 }
+
+/** The fingerprint's own steps, as its worker builds them. */
+export const fingerprintSteps = ({ ffmpeg, storage, egress, config }: StepDeps) => createFingerprintActivities({ ffmpeg, storage, egress, limits: config });

@@ -1,13 +1,14 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { ProbeResult, ProbeStream } from '../engines/ffmpeg/ffmpeg.engine';
-import { clipRecipe, gifRecipe, mosaicRecipe, mosaicTimes, thumbnailRecipe, type InputOf, type PreviewRecipe } from '../engines/ffmpeg/recipes/preview';
-import type { Storage } from '../engines/storage';
-import type { JobOutput } from '../lib/jobs';
-import type { PreviewParams } from '../lib/operations';
-import { parseTimeString } from '../lib/time';
-import { durationOf, roundMs } from './media-probe';
-import { pastEnd, videoOf, withSource, type OpenedSource, type SourceReadDeps, type SourceRef } from './video-source';
+import type { ProbeResult, ProbeStream } from '../../engines/ffmpeg/ffmpeg.engine';
+import { clipRecipe, gifRecipe, mosaicRecipe, mosaicTimes, thumbnailRecipe, type InputOf, type PreviewRecipe } from '../../engines/ffmpeg/recipes/preview';
+import type { Storage } from '../../engines/storage';
+import type { JobOutput } from '../../lib/jobs';
+import type { PreviewParams } from './spec';
+import { parseTimeString } from '../../lib/time';
+import { durationOf, roundMs } from '../../activities/media-probe';
+import { pastEnd, videoOf, withSource, type OpenedSource, type SourceReadDeps, type SourceRef } from '../../activities/video-source';
+import type { StepDeps } from '../step-deps';
 
 export interface PreviewDeps extends SourceReadDeps {
   storage: Storage;
@@ -84,3 +85,6 @@ function previewRecipe(p: PreviewParams, source: { probe: ProbeResult; video: Pr
       return clipRecipe(input, { ...window(10), width: p.width, hasAudio: source.probe.streams.some((s) => s.codec_type === 'audio') }, out);
   }
 }
+
+/** The preview's own steps, as its worker builds them. */
+export const previewSteps = ({ ffmpeg, storage, egress, config }: StepDeps) => createPreviewActivities({ ffmpeg, storage, egress, limits: config });

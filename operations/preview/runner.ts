@@ -1,10 +1,11 @@
 import { patched } from '@temporalio/workflow';
-import { mediaFetch, mediaProcess } from '../activity-proxies';
+import { mediaFetch, mediaProcess } from '../../workflows/activity-proxies';
 import { sourceOf } from '../../lib/uploads';
-import type { OperationRunner } from './types';
+import type { OperationRunner } from '../define';
+import type { PreviewParams } from './spec';
 
 /** Preview: check limits, fetch a rendition wide enough for the output (or seek in it in place), render the preview. */
-export const runPreview: OperationRunner<'preview'> = async ({ jobId, params, plan }) => {
+export const runPreview: OperationRunner<PreviewParams> = async ({ jobId, params, plan }) => {
   const quality = params.width <= 1280 ? '720p' : 'best';
   if (patched('source-once-v1')) {
     // a clip needs the sound too; the other previews read only the picture

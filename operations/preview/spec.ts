@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { intIn, oneSource, sourceFields, sourceRequired, TimeString, WebhookUrl } from './fields';
-import type { OperationSpec } from './spec';
+import { intIn, oneSource, sourceFields, sourceRequired, TimeString, WebhookUrl } from '../fields';
+import type { OperationSpec } from '../define';
 
 export const PREVIEW_TYPES = ['gif', 'thumbnail', 'mosaic', 'clip'] as const;
 const PREVIEW_TYPE_HELP = 'Which preview: gif (an animated GIF of a stretch), thumbnail (one frame as a JPEG), mosaic (a grid of frames across the video as one image) or clip (a short MP4 excerpt)';
@@ -131,7 +131,7 @@ export const PreviewResultSchema = z
   })
   .meta({ id: 'PreviewResult' });
 
-export const preview: OperationSpec<'preview', typeof PreviewRequestSchema> = {
+export const previewSpec: OperationSpec<'preview', typeof PreviewRequestSchema> = {
   jobType: 'preview',
   path: '/v1/preview',
   title: 'Preview',
@@ -140,7 +140,6 @@ export const preview: OperationSpec<'preview', typeof PreviewRequestSchema> = {
   result: PreviewResultSchema,
   cost: () => 1,
   costText: '1 credit',
-  queues: ['media-fetch', 'media-process'],
   mcp: { tool: 'create_preview', title: 'Create a preview' },
   output: 'media',
 };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { oneSource, sourceFields, sourceRequired, TimeString, WebhookUrl } from './fields';
-import type { OperationSpec } from './spec';
+import { oneSource, sourceFields, sourceRequired, TimeString, WebhookUrl } from '../fields';
+import type { OperationSpec } from '../define';
 
 export const HASH_SIZES = [8, 16, 32] as const;
 export type HashSize = (typeof HASH_SIZES)[number];
@@ -33,7 +33,7 @@ export const FingerprintResultSchema = z
   })
   .meta({ id: 'FingerprintResult' });
 
-export const fingerprint: OperationSpec<'fingerprint', typeof FingerprintRequestSchema> = {
+export const fingerprintSpec: OperationSpec<'fingerprint', typeof FingerprintRequestSchema> = {
   jobType: 'fingerprint',
   path: '/v1/fingerprint',
   title: 'Fingerprint',
@@ -42,7 +42,6 @@ export const fingerprint: OperationSpec<'fingerprint', typeof FingerprintRequest
   result: FingerprintResultSchema,
   cost: () => 1,
   costText: '1 credit',
-  queues: ['media-fetch', 'media-process'],
   mcp: { tool: 'fingerprint', title: 'Fingerprint a video frame' },
   output: 'json',
 };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { LanguageCode, oneSource, sourceFields, sourceRequired, WebhookUrl } from './fields';
-import type { OperationSpec } from './spec';
+import { LanguageCode, oneSource, sourceFields, sourceRequired, WebhookUrl } from '../fields';
+import type { OperationSpec } from '../define';
 
 export const MODEL_SIZES = ['tiny', 'base', 'small', 'medium'] as const;
 export type ModelSize = (typeof MODEL_SIZES)[number];
@@ -41,7 +41,7 @@ export const TranscribeResultSchema = z
   })
   .meta({ id: 'TranscribeResult' });
 
-export const transcribe: OperationSpec<'transcribe', typeof TranscribeRequestSchema> = {
+export const transcribeSpec: OperationSpec<'transcribe', typeof TranscribeRequestSchema> = {
   jobType: 'transcribe',
   path: '/v1/transcribe',
   title: 'Transcribe',
@@ -50,7 +50,6 @@ export const transcribe: OperationSpec<'transcribe', typeof TranscribeRequestSch
   result: TranscribeResultSchema,
   cost: () => 4,
   costText: '4 credits',
-  queues: ['media-fetch', 'media-speech'],
   mcp: { tool: 'transcribe', title: 'Transcribe speech' },
   output: 'text',
   check: (p, caps) => {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { parseTimeString } from '../time';
-import { oneSource, sourceFields, sourceRequired, TimeString, WebhookUrl } from './fields';
-import type { OperationSpec } from './spec';
+import { parseTimeString } from '../../lib/time';
+import { oneSource, sourceFields, sourceRequired, TimeString, WebhookUrl } from '../fields';
+import type { OperationSpec } from '../define';
 
 export const QUALITIES = ['best', '1080p', '720p', '480p', 'audio'] as const;
 export type Quality = (typeof QUALITIES)[number];
@@ -63,7 +63,7 @@ export const DownloadResultSchema = z
   })
   .meta({ id: 'DownloadResult' });
 
-export const download: OperationSpec<'download', typeof DownloadRequestSchema> = {
+export const downloadSpec: OperationSpec<'download', typeof DownloadRequestSchema> = {
   jobType: 'download',
   path: '/v1/download',
   title: 'Download',
@@ -72,7 +72,6 @@ export const download: OperationSpec<'download', typeof DownloadRequestSchema> =
   result: DownloadResultSchema,
   cost: (p) => (p.processing ? 2 : 1),
   costText: '1 credit, 2 with processing',
-  queues: ['media-fetch', 'media-process'],
   mcp: { tool: 'download_media', title: 'Download media' },
   output: 'media',
 };

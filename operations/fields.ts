@@ -1,9 +1,9 @@
 // Request fields shared by several operations. Plain zod with `.meta()`: the same schema validates
 // REST bodies, generates OpenAPI (zod-to-openapi reads .meta) and MCP tool schemas (z.toJSONSchema).
 import { z } from 'zod';
-import { canonicalUrl, urlSyntaxProblem } from '../address-policy';
-import { UPLOAD_ID } from '../uploads';
-import { MAX_TIME_SECONDS, parseTimeString, TIME_STRING_PATTERN } from '../time';
+import { canonicalUrl, urlSyntaxProblem } from '../lib/address-policy';
+import { UPLOAD_ID } from '../lib/uploads';
+import { MAX_TIME_SECONDS, parseTimeString, TIME_STRING_PATTERN } from '../lib/time';
 
 /** An http(s) URL, stored and passed on only in its canonical form. */
 function httpUrl(description: string, example: string) {

@@ -1,9 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
-import { parseEbur128Summary, parseLoudnorm, parseSilences, soundSpan, type LoudnormMeasurement } from '../engines/ffmpeg/ffmpeg-analysis';
-import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
-import type { Storage } from '../engines/storage';
+import { parseEbur128Summary, parseLoudnorm, parseSilences, soundSpan, type LoudnormMeasurement } from '../../engines/ffmpeg/ffmpeg-analysis';
+import type { FfmpegEngine } from '../../engines/ffmpeg/ffmpeg.engine';
+import type { Storage } from '../../engines/storage';
 import {
   audioPass,
   deliveryFilters,
@@ -18,14 +18,15 @@ import {
   normalizeFilter,
   SILENCE_PROBE,
   timeWindow,
-} from '../engines/ffmpeg/recipes/download';
-import { LOUDNESS_TARGET, processingSteps } from '../lib/download-plan';
-import { JobFailure } from '../lib/job-failure';
-import type { JobOutput } from '../lib/jobs';
-import type { DownloadFormat, Quality } from '../lib/operations';
-import { assertClipWithin } from './failures';
-import { keepAlive, progressReporter } from './heartbeat';
-import { codecsOf, durationOf, probeDownloaded, roundMs, toolFailure } from './media-probe';
+} from '../../engines/ffmpeg/recipes/download';
+import { LOUDNESS_TARGET, processingSteps } from '../../lib/download-plan';
+import { JobFailure } from '../../lib/job-failure';
+import type { JobOutput } from '../../lib/jobs';
+import type { DownloadFormat, Quality } from './spec';
+import { assertClipWithin } from '../../activities/failures';
+import { keepAlive, progressReporter } from '../../activities/heartbeat';
+import { codecsOf, durationOf, probeDownloaded, roundMs, toolFailure } from '../../activities/media-probe';
+import type { StepDeps } from '../step-deps';
 
 export interface DownloadDeps {
   ffmpeg: FfmpegEngine;
@@ -191,3 +192,5 @@ async function loudnessOf(out: string, measured: LoudnormMeasurement, mode: stri
   };
 }
 
+/** The download's own steps, as its worker builds them. */
+export const downloadSteps = ({ ffmpeg, storage }: StepDeps) => createDownloadActivities({ ffmpeg, storage });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { intIn, SourceUrl, WebhookUrl } from './fields';
-import type { OperationSpec } from './spec';
+import { intIn, SourceUrl, WebhookUrl } from '../fields';
+import type { OperationSpec } from '../define';
 
 export const COMMENT_SORTS = ['top', 'newest'] as const;
 
@@ -30,7 +30,7 @@ export const CommentsResultSchema = z
   })
   .meta({ id: 'CommentsResult' });
 
-export const comments: OperationSpec<'comments', typeof CommentsRequestSchema> = {
+export const commentsSpec: OperationSpec<'comments', typeof CommentsRequestSchema> = {
   jobType: 'comments',
   path: '/v1/comments',
   title: 'Comments',
@@ -39,7 +39,6 @@ export const comments: OperationSpec<'comments', typeof CommentsRequestSchema> =
   result: CommentsResultSchema,
   cost: () => 1,
   costText: '1 credit',
-  queues: ['media-fetch'],
   mcp: { tool: 'get_comments', title: 'Get comments' },
   output: 'json',
 };

@@ -1,0 +1,6 @@
+import { str, type JobOutputView, type OutputContext } from '../../api/dashboard/output-view';
+
+/** The three hashes as hex. */
+export function showHashes({ result }: OutputContext): JobOutputView {
+  return { kind: 'hashes', hashes: ['average_hash', 'perceptual_hash', 'difference_hash'].map((k): [string, string] => [k, str(result[k]) ?? '']) };
+}

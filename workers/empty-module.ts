@@ -1,0 +1,2 @@
+// What an operation's spec, activities and view are inside the workflow sandbox (workflow-bundle.ts): nothing.
+export {};
