@@ -8,6 +8,7 @@ import { ledgerSum, refundJob } from '../db/credits.repository';
 import { flushKeyUsage } from '../db/key-usage.repository';
 import { InfoError } from '../api/services/orchestrator';
 import type { DownloadParams } from '../operations/download/spec';
+import { JOB_TYPES } from '../operations/registry';
 import type { VideoInfo } from '../lib/video-info';
 import { createMaintenanceActivities } from '../activities/maintenance.activities';
 import { freshRateWindow, startApiHarness, type ApiHarness } from './helpers/api-harness';
@@ -274,7 +275,8 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         assert.equal(res.body.monthly_credits, 2000);
         assert.equal(res.body.balance, 96);
         assert.equal(res.body.balance, await h.balance(a.accountId));
-        assert.deepEqual(res.body.usage_this_month, { download: 2, transcribe: 0, translate: 0, preview: 0, fingerprint: 1, comments: 0, info: 1 });
+        // every job type is listed, with what it used: here two downloads, a fingerprint and an info read
+        assert.deepEqual(res.body.usage_this_month, { ...Object.fromEntries(JOB_TYPES.map((t) => [t, 0])), download: 2, fingerprint: 1, info: 1 });
         const next = new Date(res.body.next_topup_at);
         assert.equal(next.getUTCDate(), 1);
         assert.ok(next.getTime() > Date.now() && next.getTime() - Date.now() <= 31 * 86_400_000);

@@ -22,8 +22,8 @@ const sdkRequire = createRequire(require.resolve('@modelcontextprotocol/sdk/serv
 const Ajv2020 = (sdkRequire('ajv/dist/2020') as { default: new (opts: object) => Ajv }).default;
 const addFormats = (sdkRequire('ajv-formats') as { default: (ajv: Ajv) => void }).default;
 
-const TOOL_NAMES = ['get_video_info', 'download_media', 'create_preview', 'fingerprint', 'transcribe', 'translate', 'get_comments', 'get_job', 'list_jobs', 'cancel_job', 'get_account'];
 const CREATE_TOOLS = Object.values(OPERATIONS).map((op) => op.mcp.tool);
+const TOOL_NAMES = ['get_video_info', ...CREATE_TOOLS, 'get_job', 'list_jobs', 'cancel_job', 'get_account'];
 
 type ToolResult = CallToolResult & { structuredContent?: any };
 
@@ -117,7 +117,7 @@ describe('MCP end to end: Streamable HTTP at /mcp and stdio (bin/mediasvc mcp) a
   });
 
   describe('tools', () => {
-    it('lists the eleven tools, with input and output schemas that compile as JSON Schema 2020-12, every argument described, credit costs and annotations; stdio lists the same', async () => {
+    it('lists the tools (one per operation in the registry, and the reads), with input and output schemas that compile as JSON Schema 2020-12, every argument described, credit costs and annotations; stdio lists the same', async () => {
       const { tools } = await http.listTools();
       assert.deepEqual(tools.map((t) => t.name).sort(), [...TOOL_NAMES].sort());
       const ajv = new Ajv2020({ strict: true, allErrors: true });
