@@ -11,8 +11,9 @@ import { fingerprint } from './fingerprint';
 import { preview } from './preview';
 import { transcribe } from './transcribe';
 import { translate } from './translate';
+import { waveform } from './waveform';
 
-export const OPERATIONS = { download, preview, transcribe, translate, fingerprint, comments } as const;
+export const OPERATIONS = { download, preview, transcribe, translate, fingerprint, comments, waveform } as const;
 
 type Operations = typeof OPERATIONS;
 export type JobType = keyof Operations;

@@ -1,0 +1,93 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import sharp from 'sharp';
+import type { Storage } from '../../engines/storage';
+import { JobFailure } from '../../lib/job-failure';
+import type { JobOutput } from '../../lib/jobs';
+import { durationOf, roundMs } from '../../activities/media-probe';
+import { withSource, type OpenedSource, type SourceReadDeps } from '../../activities/video-source';
+import type { StepDeps } from '../step-deps';
+import { audiowaveformData, drawPeaks, Peaks } from './peaks';
+import type { WaveformParams } from './spec';
+
+export interface WaveformDeps extends SourceReadDeps {
+  storage: Storage;
+}
+
+export interface DrawWaveformInput {
+  jobId: string;
+  /** The downloaded source, in the job's work folder. */
+  sourceFile: string | null;
+  title: string;
+  params: WaveformParams;
+  progressRange: [number, number];
+}
+
+/** Bytes of decoded samples read at once (an even number: samples are 2 bytes). */
+const CHUNK_BYTES = 1 << 20;
+
+/** The waveform (ffmpeg decodes, the peaks are taken here) for the `media-process` queue. */
+export function createWaveformActivities(deps: WaveformDeps) {
+  const { storage } = deps;
+
+  return {
+    /** The peaks of the source's first audio track, as audiowaveform JSON or a PNG; result_data is measured from the decoded samples. */
+    async drawWaveform(input: DrawWaveformInput): Promise<JobOutput> {
+      return withSource(deps, storage, input.jobId, { sourceFile: input.sourceFile, media: null }, (src) => draw(input, src));
+    },
+  };
+
+  async function draw(input: DrawWaveformInput, src: OpenedSource): Promise<JobOutput> {
+    const { params } = input;
+    const probe = await src.probe();
+    const audio = probe.streams.find((s) => s.codec_type === 'audio');
+    if (!audio) throw JobFailure.user('unavailable', 'The source has no audio track, so there is no waveform to draw');
+    const sampleRate = Number(audio.sample_rate) > 0 ? Number(audio.sample_rate) : 44100;
+    // one channel of signed 16-bit samples at the source's rate: the peaks audiowaveform takes (it mixes channels down too)
+    const pcm = path.join(storage.workDirOf(input.jobId), 'waveform.s16');
+    await fs.mkdir(path.dirname(pcm), { recursive: true });
+    await src.run([...src.input(), '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(sampleRate), '-c:a', 'pcm_s16le', '-f', 's16le', '-y', pcm], durationOf(probe), input.progressRange);
+    const pixels = params.format === 'json' ? params.points! : params.width!;
+    const peaks = await peaksOfFile(pcm, pixels);
+    await fs.rm(pcm, { force: true });
+    if (peaks.totalSamples === 0) throw src.unreadable('The source\'s audio track holds no samples');
+
+    const relative = storage.outputRelative(input.jobId, `waveform.${params.format}`);
+    const out = storage.outputPath(relative);
+    await fs.mkdir(path.dirname(out), { recursive: true });
+    const size =
+      params.format === 'json'
+        ? (await fs.writeFile(out, JSON.stringify(audiowaveformData(peaks, sampleRate))), { points: peaks.length })
+        : (await sharp(drawPeaks(peaks, params.width!, params.height!), { raw: { width: params.width!, height: params.height!, channels: 4 } }).png().toFile(out),
+          { width: params.width!, height: params.height! });
+    await storage.commitOutput(relative);
+    return {
+      outputFile: relative,
+      resultData: { format: params.format, duration: roundMs(peaks.totalSamples / sampleRate), ...size, sample_rate: sampleRate, samples_per_pixel: peaks.samplesPerPixel, title: input.title },
+    };
+  }
+}
+
+/** The peaks of a file of 16-bit little-endian mono samples, read in chunks. */
+async function peaksOfFile(file: string, pixels: number): Promise<Peaks> {
+  const handle = await fs.open(file);
+  try {
+    const total = Math.floor((await handle.stat()).size / 2);
+    const peaks = new Peaks(total, pixels);
+    // not from the shared pool: its offset is 0, so the samples are aligned for the Int16Array view
+    const buffer = Buffer.alloc(CHUNK_BYTES);
+    for (let offset = 0; offset < total * 2; ) {
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK_BYTES, total * 2 - offset), offset);
+      if (bytesRead < 2) break;
+      const even = bytesRead - (bytesRead % 2);
+      peaks.add(new Int16Array(buffer.buffer, buffer.byteOffset, even / 2));
+      offset += even;
+    }
+    return peaks.finish();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The waveform's own step, as its worker builds it. */
+export const waveformSteps = ({ ffmpeg, storage, egress, config }: StepDeps) => createWaveformActivities({ ffmpeg, storage, egress, limits: config });

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { audiowaveformData, drawPeaks, Peaks, rowOf, WAVE_COLOUR } from './peaks';
+import { WaveformRequestSchema } from './spec';
+
+const URL = 'https://media.example.com/a.mp3';
+
+describe('waveform: request form and peaks', () => {
+  it('defaults to JSON with 1000 points; PNG to 1800x280; the other format\'s fields are null', () => {
+    assert.deepEqual(WaveformRequestSchema.parse({ url: URL }), { url: URL, format: 'json', points: 1000, width: null, height: null, webhook_url: null });
+    assert.deepEqual(WaveformRequestSchema.parse({ url: URL, format: 'png' }), { url: URL, format: 'png', points: null, width: 1800, height: 280, webhook_url: null });
+  });
+
+  it('refuses fields of the other format and sizes out of range, naming the field', () => {
+    const problems = (body: object) => {
+      const r = WaveformRequestSchema.safeParse(body);
+      assert.equal(r.success, false);
+      return r.error!.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    };
+    assert.deepEqual(problems({ url: URL, format: 'png', points: 500 }), ['points: applies only to format json']);
+    assert.deepEqual(problems({ url: URL, width: 500 }), ['width: applies only to format png']);
+    assert.deepEqual(problems({ url: URL, points: 9 }), ['points: must be at least 10']);
+    assert.deepEqual(problems({ url: URL, format: 'png', height: 2001 }), ['height: must be at most 2000']);
+    assert.match(problems({ url: URL, format: 'svg' })[0]!, /^format: must be one of json, png/);
+  });
+
+  it('takes min and max per run of samples; the last pair also takes the remainder', () => {
+    const peaks = new Peaks(10, 3); // 3 samples per pixel, the last pixel 4
+    peaks.add(Int16Array.from([1, -2, 3, 4]));
+    peaks.add(Int16Array.from([-5, 6, 7, -8, 9, -10]));
+    peaks.finish();
+    assert.equal(peaks.samplesPerPixel, 3);
+    assert.deepEqual([...peaks.min], [-2, -5, -10]);
+    assert.deepEqual([...peaks.max], [3, 6, 9]);
+  });
+
+  it('writes audiowaveform\'s version 2 data: 8-bit values as it converts them, min and max interleaved', () => {
+    const peaks = new Peaks(4, 2);
+    peaks.add(Int16Array.from([-32768, 32767, -300, 300]));
+    assert.deepEqual(audiowaveformData(peaks.finish(), 44100), { version: 2, channels: 1, sample_rate: 44100, samples_per_pixel: 2, bits: 8, length: 2, data: [-128, 127, -1, 1] });
+  });
+
+  it('fewer samples than points: one pair per sample; none reached: silence', () => {
+    const short = new Peaks(3, 10);
+    short.add(Int16Array.from([5, -5, 0]));
+    assert.equal(short.finish().length, 3);
+    const starved = new Peaks(4, 2);
+    starved.add(Int16Array.from([100]));
+    assert.deepEqual([...starved.finish().max], [100, 0]);
+  });
+
+  it('draws each column from its max down to its min; silence is the centre row', () => {
+    const peaks = new Peaks(4, 2);
+    peaks.add(Int16Array.from([0, 0, -16384, 16384]));
+    const [w, h] = [2, 33];
+    const image = drawPeaks(peaks.finish(), w, h);
+    const painted = (x: number) => [...Array(h).keys()].filter((y) => image[(y * w + x) * 4 + 3] === WAVE_COLOUR[3]);
+    assert.deepEqual(painted(0), [16]);
+    assert.deepEqual(painted(1), [...Array(rowOf(-16384, h) - rowOf(16384, h) + 1).keys()].map((k) => k + rowOf(16384, h)));
+    assert.equal(rowOf(16384, h), 8);
+    assert.equal(rowOf(-16384, h), 24);
+  });
+});
