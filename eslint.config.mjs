@@ -18,15 +18,16 @@ export default tseslint.config(
     },
   },
   {
-    // workflow code: the workflows, and what the sandbox loads of the operations (registry, index, runner)
-    files: ['workflows/**/*.ts', 'operations/registry.ts', 'operations/define.ts', 'operations/*/index.ts', 'operations/*/runner.ts'],
+    // workflow code: the workflows, and what the sandbox runs of the operations (an index.ts only lists its folder's parts)
+    files: ['workflows/**/*.ts', '**/*.workflow.ts', 'operations/registry.ts', 'operations/define.ts', 'operations/*/runner.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
           paths: nodeBuiltins.map((name) => ({ name, message: 'Workflows are deterministic: no Node built-ins.' })),
           patterns: [
-            { group: ['**/activities/*', '**/workers/*', '**/api/*', '**/api/**'], allowTypeImports: true, message: 'Workflows may import activities, workers and the API as types only.' },
+            { group: ['**/activities/*', '**/activities', '**/*.activities', '**/workers/*', '**/api/*', '**/api/**'], allowTypeImports: true, message: 'Workflows may import activities, workers and the API as types only.' },
+            { group: ['**/repository', '**/entity', '**/service', '**/routes', '**/*.routes'], allowTypeImports: true, message: 'Workflows do no I/O: use an activity.' },
             { group: ['**/db/*', '**/engines/*', '**/engines/**', '**/bin/*'], message: 'Workflows do no I/O: use an activity.' },
           ],
         },

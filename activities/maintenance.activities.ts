@@ -1,12 +1,11 @@
 import type { MikroORM } from '@mikro-orm/core';
 import { Account } from '../db/account.entity';
-import { Job } from '../db/job.entity';
 import { Upload } from '../db/upload.entity';
 import { grantMonthlyAllowances } from '../db/credits.repository';
-import { jobInputOf, pendingJobsSince } from '../db/jobs.repository';
+import { jobInputOf, pendingJobsSince, removeExpiredOutputs } from '../jobs/repository';
 import { pruneRateLimits } from '../db/rate-limit.repository';
 import type { Storage } from '../engines/storage';
-import type { MediaJobInput } from '../lib/jobs';
+import type { MediaJobInput } from '../jobs/types';
 
 export interface SweepResult {
   filesRemoved: number;
@@ -20,12 +19,7 @@ export interface SweepResult {
  */
 export async function sweep(orm: MikroORM, storage: Storage, now = new Date()): Promise<SweepResult> {
   const em = orm.em.fork();
-  const expired = await em.find(Job, { status: 'completed', outputFile: { $ne: null }, expiresAt: { $lt: now } }, { limit: 500 });
-  for (const job of expired) {
-    await storage.removeOutput(job.id);
-    job.outputFile = null;
-  }
-  await em.flush();
+  const filesRemoved = await removeExpiredOutputs(em, storage, now);
   const uploads = await em.find(Upload, { expiresAt: { $lt: now } }, { limit: 500 });
   for (const upload of uploads) {
     await storage.removeUpload(upload.id);
@@ -35,7 +29,7 @@ export async function sweep(orm: MikroORM, storage: Storage, now = new Date()): 
   await storage.removeAbandonedUploads(new Date(now.getTime() - 24 * 3600_000));
   await pruneRateLimits(em, now.getTime());
   await em.getConnection().execute('delete from idempotency_keys where created_at < ?', [new Date(now.getTime() - 24 * 3600_000)], 'run');
-  return { filesRemoved: expired.length, uploadsRemoved: uploads.length };
+  return { filesRemoved, uploadsRemoved: uploads.length };
 }
 
 export interface MaintenanceDeps {

@@ -12,7 +12,7 @@ import { YtDlpError } from '../engines/ytdlp/ytdlp.engine';
 import type { Config } from '../lib/config';
 import { ytdlpSelection } from '../engines/ytdlp/format-selection';
 import { JobFailure } from '../lib/job-failure';
-import type { SourceSummary } from '../lib/jobs';
+import type { SourceSummary } from '../jobs/types';
 import type { DownloadFormat, Quality } from '../operations/download/spec';
 import { formatSeconds, sourceLimits, tooLargeMessage, tooLongMessage, type PlanName, type SourceLimits } from '../lib/plans';
 import { uploadIdOf } from '../lib/uploads';

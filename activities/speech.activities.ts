@@ -11,7 +11,7 @@ import { translateRoute, type TranslationEngine } from '../engines/translate/tra
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import { JobFailure } from '../lib/job-failure';
-import type { JobOutput } from '../lib/jobs';
+import type { JobOutput } from '../jobs/types';
 import type { SpeechOutputFormat, TranscribeParams } from '../operations/transcribe/spec';
 import type { TranslateParams } from '../operations/translate/spec';
 import { alive, keepAlive, progressReporter, segmentReporter } from './heartbeat';

@@ -13,7 +13,7 @@ import { errorMiddleware } from './error.middleware';
 import { filesRoutes } from './files.routes';
 import { idempotency } from './idempotency.middleware';
 import { infoRoutes } from './info.routes';
-import { jobsRoutes } from './jobs.routes';
+import { jobsRoutes } from '../jobs/routes';
 import { mcpRoutes } from './mcp/mcp.routes';
 import { languagesRoutes } from './languages.routes';
 import { accountRoutes } from './account.routes';
@@ -22,7 +22,7 @@ import { openApiDocument } from './openapi';
 import { operationsRoutes } from './operations.routes';
 import { openAiAudioRoutes } from './openai/audio.routes';
 import { uploadsRoutes } from './uploads.routes';
-import { webhooksRoutes } from './webhooks.routes';
+import { webhooksRoutes } from '../webhooks/routes';
 
 /** Why a body could not be read, as a client error (the parser's own errors would be 500s or misleading). */
 function bodyError(err: Error & { status?: number }, encoding: string): DomainError {

@@ -7,7 +7,7 @@ import type { SpeechServices } from '../engines/speech/services';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import type { FileLinks } from '../lib/file-links';
-import type { JobDispatcher } from './services/job-dispatcher';
+import type { JobDispatcher } from '../jobs/dispatcher';
 import type { Orchestrator } from './services/orchestrator';
 
 /** Everything the HTTP layer depends on; built once per process. */

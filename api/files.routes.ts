@@ -1,12 +1,12 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { Job } from '../db/job.entity';
+import { Job } from '../jobs/entity';
 import { hitRateLimit } from '../db/rate-limit.repository';
 import { DomainError } from '../lib/errors';
 import { rateLimited, setRateLimitHeaders } from './auth.middleware';
 import type { ApiDeps, ApiState } from './context';
 import { errorResponses, registry } from './openapi';
-import { byteRange, FILE_CONTENT_TYPES, storedOutput } from './services/outputs.service';
+import { byteRange, FILE_CONTENT_TYPES, storedOutput } from '../jobs/outputs';
 
 registry.registerPath({
   method: 'get',

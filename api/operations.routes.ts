@@ -5,7 +5,7 @@ import type { ApiDeps, ApiState } from './context';
 import { accountOf } from './context';
 import { errorResponses, json, registry } from './openapi';
 import { IdempotencyHeaderSchema, JobCreatedSchema } from './schemas';
-import { createJob } from './services/jobs.service';
+import { createJob } from '../jobs/service';
 import { jsonBody } from './validation';
 
 for (const op of Object.values(OPERATIONS)) {

@@ -1,6 +1,6 @@
 // Response schemas of the REST API (request schemas live with each operation, operations/<name>/spec.ts).
 import { z } from 'zod';
-import { JOB_STATUSES } from '../lib/jobs';
+import { JOB_STATUSES } from '../jobs/types';
 import { JOB_TYPES } from '../operations/registry';
 import { PLAN_NAMES } from '../lib/plans';
 import { OPERATIONS } from '../operations/registry';

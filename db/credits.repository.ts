@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { Account, PLANS } from './account.entity';
 import { CreditEntry } from './credit-entry.entity';
-import { Job } from './job.entity';
+import { Job } from '../jobs/entity';
 import { DomainError } from '../lib/errors';
 
 // The ledger (credit_entries) is the audit trail; accounts.balance is its running sum, changed only

@@ -9,12 +9,12 @@ import { BoundPostgreSqlDriver, BoundSqliteDriver } from './bound-drivers';
 import { AccountEntitySchema } from './account.entity';
 import { ApiKeyEntitySchema, ApiKeyUsageEntitySchema } from './api-key.entity';
 import { CreditEntryEntitySchema } from './credit-entry.entity';
-import { JobEntitySchema } from './job.entity';
+import { JobEntitySchema } from '../jobs/entity';
 import { postgresMigrations, sqliteMigrations } from './migrations';
 import { AccountOwnerEntitySchema, DashboardSessionEntitySchema, LoginLinkEntitySchema, SignInAttemptEntitySchema } from './owner.entity';
 import { IdempotencyRecordEntitySchema, RateLimitCounterEntitySchema, ServerSecretEntitySchema } from './system.entity';
 import { UploadEntitySchema } from './upload.entity';
-import { WebhookDeliveryEntitySchema, WebhookEndpointEntitySchema } from './webhook.entity';
+import { WebhookDeliveryEntitySchema, WebhookEndpointEntitySchema } from '../webhooks/entity';
 
 export const ENTITIES = [
   AccountEntitySchema,

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { FieldError } from '../lib/errors';
 import type { JobOutputView, OutputContext } from '../api/dashboard/output-view';
-import type { JobOutput } from '../lib/jobs';
+import type { JobOutput } from '../jobs/types';
 import type { PlanName } from '../lib/plans';
 import type { TaskQueue } from '../lib/queues';
 import type { StepDeps } from './step-deps';
@@ -42,7 +42,7 @@ export interface OperationSpec<T extends string, S extends z.ZodType> {
   costText: string;
   mcp: { tool: string; title: string };
   output: OutputKind;
-  /** Content types of output file extensions the service does not already know (api/services/outputs.service.ts), e.g. `{ png: 'image/png' }`. */
+  /** Content types of output file extensions the service does not already know (jobs/outputs.ts), e.g. `{ png: 'image/png' }`. */
   outputTypes?: Record<string, string>;
   /** Checks against what this server has installed; each problem (a whole sentence) becomes a 422 field error. */
   check?(params: z.output<S>, caps: ServerCapabilities): FieldError[];

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setKeyActive, deleteKey } from '../db/accounts.repository';
-import { Job } from '../db/job.entity';
+import { Job } from '../jobs/entity';
 import { ledgerSum, refundJob } from '../db/credits.repository';
 import { flushKeyUsage } from '../db/key-usage.repository';
 import { InfoError } from '../api/services/orchestrator';

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createControlActivities } from '../activities/control.activities';
-import { Job } from '../db/job.entity';
+import { createJobLifecycleActivities } from '../jobs/lifecycle.activities';
+import { Job } from '../jobs/entity';
 import { Upload } from '../db/upload.entity';
 import { adjustCredits, chargeCredits, grantMonthlyAllowances } from '../db/credits.repository';
-import { jobCountsByPlan } from '../db/jobs.repository';
+import { jobCountsByPlan } from '../jobs/repository';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';
 import { runActivity } from './helpers/activity-env';
 
@@ -30,7 +30,7 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
       return { accountId: a.accountId, jobId };
     }
 
-    const acts = () => createControlActivities({ orm: h.orm, storage: h.storage, config: { downloadUrlTtlMinutes: 60 } });
+    const acts = () => createJobLifecycleActivities({ orm: h.orm, storage: h.storage, config: { downloadUrlTtlMinutes: 60 } });
 
     it('failJob marks the job failed and refunds exactly once, however often it is retried', async () => {
       const { accountId, jobId } = await newJob();

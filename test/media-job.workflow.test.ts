@@ -5,19 +5,19 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkflowFailedError } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import type { ControlActivities } from '../activities/control.activities';
-import type { WebhookActivities } from '../activities/webhook.activities';
+import type { JobLifecycleActivities } from '../jobs/lifecycle.activities';
+import type { WebhookActivities } from '../webhooks/activities';
 import type { SourceActivities } from '../activities/source.activities';
 import type { DownloadActivities } from '../operations/download/activities';
 import { USER_FAILURE_TYPES } from '../lib/job-failure';
-import { type JobEnd, type MediaJobInput } from '../lib/jobs';
+import { type JobEnd, type MediaJobInput } from '../jobs/types';
 import { workflowBundle } from '../workers/workflow-bundle';
 import { DRIVEN_WORKFLOW_OPTIONS, driveToCompletion, timeSkippingEnv } from './helpers/temporal';
 
 type Calls = { name: string; args: unknown[] }[];
 
 /** Activity mocks at the workflow boundary, recording every call. */
-function mocks(overrides: { fetch?: Partial<SourceActivities>; process?: Partial<DownloadActivities>; control?: Partial<ControlActivities & WebhookActivities> } = {}) {
+function mocks(overrides: { fetch?: Partial<SourceActivities>; process?: Partial<DownloadActivities>; control?: Partial<JobLifecycleActivities & WebhookActivities> } = {}) {
   const calls: Calls = [];
   // Only the activities a plain download uses are mocked; others are absent on purpose.
   const rec = <T extends object>(impls: Partial<T>): T =>
@@ -30,7 +30,7 @@ function mocks(overrides: { fetch?: Partial<SourceActivities>; process?: Partial
         },
       ]),
     ) as unknown as T;
-  const control = rec<ControlActivities & WebhookActivities>({
+  const control = rec<JobLifecycleActivities & WebhookActivities>({
     claimRunningSlot: async () => 'claimed' as const,
     jobsDueASlot: async () => [],
     completeJob: async (i) => ({ jobId: i.jobId, status: 'completed' }),

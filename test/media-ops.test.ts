@@ -16,7 +16,7 @@ import type { EgressProxy } from '../engines/egress/egress-proxy';
 import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
 import { loadConfig, projectRoot } from '../lib/config';
 import { USER_FAILURE_TYPES } from '../lib/job-failure';
-import { type JobOutput } from '../lib/jobs';
+import { type JobOutput } from '../jobs/types';
 import type { DownloadFormat, Quality } from '../operations/download/spec';
 import type { PreviewParams } from '../operations/preview/spec';
 import { LocalStorage, Storage } from '../engines/storage';

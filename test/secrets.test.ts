@@ -9,7 +9,7 @@ import { Account } from '../db/account.entity';
 import { rotateWebhookSecret } from '../db/accounts.repository';
 import { resealStoredSecrets } from '../db/sealed-secrets';
 import { serverSecret } from '../db/secrets.repository';
-import { WebhookEndpoint } from '../db/webhook.entity';
+import { WebhookEndpoint } from '../webhooks/entity';
 import { loadSecretBox, newSecretKeyText, parseSecretKey, readKeyFile, SecretBox, SecretKeyError, type SecretsSettings } from '../lib/secret-box';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';
 import { cli } from './helpers/processes';

@@ -4,16 +4,16 @@ import type http from 'node:http';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkflowFailedError } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { createControlActivities } from '../activities/control.activities';
-import { createWebhookActivities } from '../activities/webhook.activities';
+import { createJobLifecycleActivities } from '../jobs/lifecycle.activities';
+import { createWebhookActivities } from '../webhooks/activities';
 import { chargeCredits } from '../db/credits.repository';
 import { Account } from '../db/account.entity';
-import { Job } from '../db/job.entity';
-import { WebhookDelivery, WebhookEndpoint } from '../db/webhook.entity';
+import { Job } from '../jobs/entity';
+import { WebhookDelivery, WebhookEndpoint } from '../webhooks/entity';
 import { ApplicationFailure } from '@temporalio/common';
 import { USER_FAILURE_TYPES } from '../lib/job-failure';
-import { type MediaJobInput } from '../lib/jobs';
-import type { WebhookDeliveryInput } from '../workflows/webhook-delivery.workflow';
+import { type MediaJobInput } from '../jobs/types';
+import type { WebhookDeliveryInput } from '../webhooks/delivery.workflow';
 import { workflowBundle } from '../workers/workflow-bundle';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';
 import { DRIVEN_WORKFLOW_OPTIONS, driveToCompletion, timeSkippingEnv } from './helpers/temporal';
@@ -171,7 +171,7 @@ describe('webhooks', function () {
     before(async () => {
       env = await timeSkippingEnv();
       const webhookActs = createWebhookActivities({ orm: h.orm, config: h.config, now: () => env.currentTimeMs() });
-      const controlActs = createControlActivities({ orm: h.orm, storage: h.storage, config: h.config });
+      const controlActs = createJobLifecycleActivities({ orm: h.orm, storage: h.storage, config: h.config });
       // job operations are mocked at the workflow boundary; everything about events is real
       const fetchMock = {
         probeSource: async (url: string) => {

@@ -3,11 +3,11 @@
 // A queue's activities are its shared steps (activities/) and the operations' own (the registry's).
 import os from 'node:os';
 import type { MikroORM } from '@mikro-orm/core';
-import { createControlActivities } from '../activities/control.activities';
+import { createJobLifecycleActivities } from '../jobs/lifecycle.activities';
 import { createMaintenanceActivities } from '../activities/maintenance.activities';
 import { createSourceActivities } from '../activities/source.activities';
 import { createSpeechActivities } from '../activities/speech.activities';
-import { createWebhookActivities } from '../activities/webhook.activities';
+import { createWebhookActivities } from '../webhooks/activities';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { createSpeechServices } from '../engines/speech/services';
@@ -15,7 +15,7 @@ import { createWhisperEngine } from '../engines/speech/whisper.engine';
 import type { Storage } from '../engines/storage';
 import { createYtDlpEngine, ytdlpOptionsOf } from '../engines/ytdlp/ytdlp.engine';
 import type { Config } from '../lib/config';
-import type { MediaJobInput } from '../lib/jobs';
+import type { MediaJobInput } from '../jobs/types';
 import type { TaskQueue } from '../lib/queues';
 import { operationActivities } from '../operations/registry';
 
@@ -65,7 +65,7 @@ export const QUEUE_TABLE = {
     needsEgress: false,
     defaultConcurrency: 50,
     activities: (d: QueueDeps) => ({
-      ...createControlActivities({ orm: database(d), storage: d.storage, config: d.config }),
+      ...createJobLifecycleActivities({ orm: database(d), storage: d.storage, config: d.config }),
       ...createWebhookActivities({ orm: database(d), config: d.config }),
       ...createMaintenanceActivities({ orm: database(d), storage: d.storage, startJob: d.startJob }),
     }),

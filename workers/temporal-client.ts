@@ -4,7 +4,7 @@ import { ActivityFailure, ApplicationFailure, defaultPayloadConverter, TimeoutFa
 import { temporal } from '@temporalio/proto';
 import { InfoError, jobWorkflowId, type Orchestrator } from '../api/services/orchestrator';
 import { userFailureKind } from '../lib/job-failure';
-import type { ProgressDetails } from '../lib/jobs';
+import type { ProgressDetails } from '../jobs/types';
 import { accountPriority } from '../lib/plans';
 import { TASK_QUEUES } from '../lib/queues';
 import { ACCOUNT_ID, JOB_ID, JOB_STATUS, JOB_TYPE, SEARCH_ATTRIBUTES } from '../lib/search-attributes';

@@ -3,7 +3,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { processEgressProxy } from '../engines/egress/egress-proxy';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
-import type { MediaJobInput } from '../lib/jobs';
+import type { MediaJobInput } from '../jobs/types';
 import type { TaskQueue } from '../lib/queues';
 import { registryProblems } from '../operations/registry';
 import { missingActivities } from '../workflows/activity-plan';

@@ -43,7 +43,7 @@ const bundleOptions: BundleOptions = {
   }),
 };
 
-/** A digest of everything webpack reads: the compiled workflows and lib modules, and the workflow SDK's version. */
+/** A digest of everything webpack reads: the compiled workflows, the modules they load, and the workflow SDK's version. */
 function inputsDigest(): string {
   const hash = crypto.createHash('sha256');
   const walk = (dir: string): void => {
@@ -53,9 +53,7 @@ function inputsDigest(): string {
       else if (entry.name.endsWith('.js')) hash.update(path.relative(distRoot, full)).update('\0').update(fs.readFileSync(full)).update('\0');
     }
   };
-  walk(path.join(distRoot, 'workflows'));
-  walk(path.join(distRoot, 'lib'));
-  walk(operationsDir);
+  for (const dir of ['workflows', 'lib', 'operations', 'jobs', 'webhooks']) walk(path.join(distRoot, dir));
   hash.update((require('@temporalio/workflow/package.json') as { version: string }).version);
   return hash.digest('hex');
 }

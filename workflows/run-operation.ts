@@ -1,5 +1,5 @@
 // The workflow half of the operation registry: a job runs its operation's runner.
-import type { JobOutput, MediaJobInput } from '../lib/jobs';
+import type { JobOutput, MediaJobInput } from '../jobs/types';
 import type { OperationRunner } from '../operations/define';
 import { OPERATIONS } from '../operations/registry';
 

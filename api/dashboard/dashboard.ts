@@ -14,13 +14,13 @@ import { deleteUpload, receiveUpload } from '../services/uploads.service';
 import { STATUS_OF } from '../error.middleware';
 import { accountRoutes } from './account.routes';
 import { authRoutes } from './auth.routes';
-import { jobsRoutes } from './jobs.routes';
+import { jobsRoutes } from '../../jobs/dashboard.routes';
 import { keysRoutes } from './keys.routes';
 import { overviewRoutes } from './overview.routes';
 import { renderPage } from './render';
 import { loadSession, requireCsrf, requireSignIn, type DashboardMiddleware, type DashboardState } from './session';
 import { ERROR_TITLES, errorView } from './views/error.view';
-import { webhooksRoutes } from './webhooks.routes';
+import { webhooksRoutes } from '../../webhooks/dashboard.routes';
 
 export const DASHBOARD_PREFIX = '/dashboard';
 

@@ -3,7 +3,7 @@
 // body that REST would have received. A new registry entry gets its form with no dashboard change.
 import { z } from 'zod';
 import type { FieldError } from '../../lib/errors';
-import type { JobType } from '../../lib/jobs';
+import type { JobType } from '../../jobs/types';
 import { OPERATIONS, type AnyOperation } from '../../operations/registry';
 
 type JsonSchema = {

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { listAccountKeys } from '../../db/accounts.repository';
 import { accountSummary } from '../services/account.service';
-import { listJobs } from '../services/jobs.service';
+import { listJobs } from '../../jobs/service';
 import type { ApiDeps } from '../context';
 import { ledgerPage, usagePerDay } from './credits.service';
 import { renderPage } from './render';

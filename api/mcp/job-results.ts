@@ -3,13 +3,13 @@
 import type { EntityManager } from '@mikro-orm/core';
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
 import type { Account } from '../../db/account.entity';
-import { findAccountJob } from '../../db/jobs.repository';
+import { findAccountJob } from '../../jobs/repository';
 import { DomainError } from '../../lib/errors';
 import { OPERATIONS } from '../../operations/registry';
 import type { OutputKind } from '../../operations/define';
 import type { ApiDeps } from '../context';
-import { getJob, type JobResource } from '../services/jobs.service';
-import { storedOutput } from '../services/outputs.service';
+import { getJob, type JobResource } from '../../jobs/service';
+import { storedOutput } from '../../jobs/outputs';
 
 /** Text outputs longer than this are cut (an agent's context is the limit), with a note and the link. */
 export const INLINE_TEXT_MAX_CHARS = 20_000;

@@ -1,7 +1,7 @@
 // MCP resources: `job://{job_id}` (the Job resource as JSON) and `job://{job_id}/output` (a text
 // output: transcript, translation, comments JSON, hashes), for the key's own account only.
 import type { ListResourcesResult, ReadResourceResult, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
-import { listJobs, getJob } from '../services/jobs.service';
+import { listJobs, getJob } from '../../jobs/service';
 import { DomainError } from '../../lib/errors';
 import { isTextOutput, jobOutputFile, outputText, outputUri, type McpCaller } from './job-results';
 

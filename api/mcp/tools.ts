@@ -8,7 +8,7 @@ import { VideoInfoSchema } from '../../lib/video-info';
 import { AccountSchema, JobListSchema, JobSchema, ListJobsQuerySchema } from '../schemas';
 import { accountSummary } from '../services/account.service';
 import { INFO_COST, readVideoInfo } from '../services/info.service';
-import { cancelJob, createJob, getJob, listJobs } from '../services/jobs.service';
+import { cancelJob, createJob, getJob, listJobs } from '../../jobs/service';
 import { parseInput } from '../validation';
 import { jobToolResult, waitForJob, type McpCaller } from './job-results';
 import { toolInputSchema, toolOutputSchema, WaitSecondsSchema, type JsonSchema } from './tool-schemas';

@@ -5,8 +5,8 @@
 import { PassThrough } from 'node:stream';
 import Router from '@koa/router';
 import { z } from 'zod';
-import type { Job } from '../../db/job.entity';
-import { findAccountJob } from '../../db/jobs.repository';
+import type { Job } from '../../jobs/entity';
+import { findAccountJob } from '../../jobs/repository';
 import { DECODING_FILE, type SegmentDecoding } from '../../engines/speech/whisper.engine';
 import { DomainError } from '../../lib/errors';
 import { LanguageCode } from '../../operations/fields';
@@ -16,7 +16,7 @@ import type { ApiContext, ApiDeps, ApiState } from '../context';
 import { accountOf } from '../context';
 import { openAiError } from '../error.middleware';
 import { json, registry } from '../openapi';
-import { createJob } from '../services/jobs.service';
+import { createJob } from '../../jobs/service';
 import { receiveUpload } from '../services/uploads.service';
 import { parseInput } from '../validation';
 

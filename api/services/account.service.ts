@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { PLANS, type Account } from '../../db/account.entity';
 import { currentBalance, usageByJobType } from '../../db/credits.repository';
-import { accountJobCounts } from '../../db/jobs.repository';
+import { accountJobCounts } from '../../jobs/repository';
 import { JOB_TYPES } from '../../operations/registry';
 
 /** First instant of the next calendar month (UTC): when the monthly allowance is topped up again. */

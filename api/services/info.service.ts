@@ -4,7 +4,7 @@ import { chargeCredits, currentBalance } from '../../db/credits.repository';
 import { DomainError } from '../../lib/errors';
 import type { VideoInfo } from '../../lib/video-info';
 import type { ApiDeps } from '../context';
-import { assertReachable } from './jobs.service';
+import { assertReachable } from '../../jobs/service';
 import { creditsCharged } from '../../lib/metrics';
 import { InfoError } from './orchestrator';
 

@@ -1,4 +1,4 @@
-import type { MediaJobInput, ProgressDetails } from '../../lib/jobs';
+import type { MediaJobInput, ProgressDetails } from '../../jobs/types';
 import type { PlanName } from '../../lib/plans';
 import type { VideoInfo } from '../../lib/video-info';
 
@@ -35,4 +35,4 @@ export interface Orchestrator {
   jobDetails(jobId: string): Promise<ProgressDetails | null>;
 }
 
-export { jobWorkflowId } from '../../lib/jobs';
+export { jobWorkflowId } from '../../jobs/types';

@@ -7,7 +7,7 @@ import type { EgressProxy } from '../../engines/egress/egress-proxy';
 import type { Storage } from '../../engines/storage';
 import type { Config } from '../../lib/config';
 import { JobFailure } from '../../lib/job-failure';
-import type { JobOutput } from '../../lib/jobs';
+import type { JobOutput } from '../../jobs/types';
 import { throughEgress } from '../../activities/egress-run';
 import { classifiedFailure } from '../../activities/failures';
 import { keepAlive, progressReporter } from '../../activities/heartbeat';

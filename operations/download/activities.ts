@@ -21,7 +21,7 @@ import {
 } from '../../engines/ffmpeg/recipes/download';
 import { LOUDNESS_TARGET, processingSteps } from '../../lib/download-plan';
 import { JobFailure } from '../../lib/job-failure';
-import type { JobOutput } from '../../lib/jobs';
+import type { JobOutput } from '../../jobs/types';
 import type { DownloadFormat, Quality } from './spec';
 import { assertClipWithin } from '../../activities/failures';
 import { keepAlive, progressReporter } from '../../activities/heartbeat';

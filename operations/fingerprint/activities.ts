@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { imageHashes } from '../../engines/image-hash';
 import type { Storage } from '../../engines/storage';
-import type { JobOutput } from '../../lib/jobs';
+import type { JobOutput } from '../../jobs/types';
 import type { HashSize } from './spec';
 import { formatTimestamp } from '../../lib/time';
 import { pastEnd, videoOf, withSource, type SourceReadDeps, type SourceRef } from '../../activities/video-source';

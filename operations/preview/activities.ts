@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { ProbeResult, ProbeStream } from '../../engines/ffmpeg/ffmpeg.engine';
 import { clipRecipe, gifRecipe, mosaicRecipe, mosaicTimes, thumbnailRecipe, type InputOf, type PreviewRecipe } from '../../engines/ffmpeg/recipes/preview';
 import type { Storage } from '../../engines/storage';
-import type { JobOutput } from '../../lib/jobs';
+import type { JobOutput } from '../../jobs/types';
 import type { PreviewParams } from './spec';
 import { parseTimeString } from '../../lib/time';
 import { durationOf, roundMs } from '../../activities/media-probe';

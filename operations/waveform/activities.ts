@@ -3,7 +3,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import type { Storage } from '../../engines/storage';
 import { JobFailure } from '../../lib/job-failure';
-import type { JobOutput } from '../../lib/jobs';
+import type { JobOutput } from '../../jobs/types';
 import { durationOf, roundMs } from '../../activities/media-probe';
 import { withSource, type OpenedSource, type SourceReadDeps } from '../../activities/video-source';
 import type { StepDeps } from '../step-deps';

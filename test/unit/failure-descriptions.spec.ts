@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { ActivityFailure, ApplicationFailure, ApplicationFailureCategory, CancelledFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { failureKindOf, JobFailure, NON_RETRYABLE_FAILURE_TYPES, USER_FAILURE_TYPES, userFailureKind } from '../../lib/job-failure';
-import { describeFailure } from '../../workflows/media-job.workflow';
+import { describeFailure } from '../../jobs/media-job.workflow';
 
 const fromActivity = (cause: Error) => new ActivityFailure('activity failed', 'makePreview', 'a1', RetryState.NON_RETRYABLE_FAILURE, 'worker', cause);
 const INTERNAL = /^Processing failed because of an internal error \(the details are in the service logs\); the credits were refunded/;

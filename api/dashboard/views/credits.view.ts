@@ -1,6 +1,6 @@
 import type { CreditEntry } from '../../../db/credit-entry.entity';
 import type { accountSummary } from '../../services/account.service';
-import type { JobResource } from '../../services/jobs.service';
+import type { JobResource } from '../../../jobs/service';
 import { html, queryString, type Html } from '../html';
 import { stackedBars, type Series } from './charts';
 import { dataTable, dateTime, pager, statusBadge, type PageContext } from './layout';

@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Job } from '../../../db/job.entity';
+import { Job } from '../../../jobs/entity';
 import { fmt, load, startPeer, type BenchContext, type BenchRow, type LoadResult } from '../harness';
 
 const CONNECTIONS = 8;

@@ -1,23 +1,23 @@
 import type { MikroORM } from '@mikro-orm/core';
-import { Job } from '../db/job.entity';
+import { Job } from './entity';
 import { Account } from '../db/account.entity';
-import { claimRunningSlot, failJobWithRefund, jobsDueASlot, type SlotClaim } from '../db/jobs.repository';
+import { claimRunningSlot, failJobWithRefund, jobsDueASlot, type SlotClaim } from './repository';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import { JobFailure } from '../lib/job-failure';
-import type { JobEnd, JobOutput } from '../lib/jobs';
+import type { JobEnd, JobOutput } from './types';
 import { log } from '../lib/logger';
 import { PLANS, type PlanName } from '../lib/plans';
 import { creditsRefunded, jobDuration, jobsCompleted, jobsFailed } from '../lib/metrics';
 
-export interface ControlDeps {
+export interface JobLifecycleDeps {
   orm: MikroORM;
   storage: Storage;
   config: Pick<Config, 'downloadUrlTtlMinutes'>;
 }
 
 /** Database, credit and storage activities for the `control` queue. Each is idempotent: Temporal may retry it. */
-export function createControlActivities(deps: ControlDeps) {
+export function createJobLifecycleActivities(deps: JobLifecycleDeps) {
   const { orm, storage, config } = deps;
 
   async function loadJob(jobId: string) {
@@ -102,4 +102,4 @@ export function createControlActivities(deps: ControlDeps) {
   };
 }
 
-export type ControlActivities = ReturnType<typeof createControlActivities>;
+export type JobLifecycleActivities = ReturnType<typeof createJobLifecycleActivities>;

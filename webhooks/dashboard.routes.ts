@@ -1,14 +1,14 @@
 import Router from '@koa/router';
-import { rotateWebhookSecret } from '../../db/accounts.repository';
-import { MAX_ENDPOINTS_PER_ACCOUNT } from '../../lib/webhooks';
-import type { ApiDeps } from '../context';
-import { PageQuerySchema } from '../schemas';
-import { createEndpoint, deleteEndpoint, deliveryPage, listEndpoints, loadEndpoint, sendTestDelivery, updateEndpoint } from '../services/webhooks.service';
-import { parseInput } from '../validation';
-import { CreateWebhookSchema, UpdateWebhookSchema } from '../webhooks.routes';
-import { formList, formString, invalidDetail, redirectWithFlash, renderPage } from './render';
-import { signedInAccount, type DashboardContext, type DashboardState } from './session';
-import { deleteWebhookView, rotateSecretView, webhookView, webhooksView, type EndpointFormValues, type WebhooksViewData } from './views/webhooks.view';
+import { rotateWebhookSecret } from '../db/accounts.repository';
+import { MAX_ENDPOINTS_PER_ACCOUNT } from './events';
+import type { ApiDeps } from '../api/context';
+import { PageQuerySchema } from '../api/schemas';
+import { createEndpoint, deleteEndpoint, deliveryPage, listEndpoints, loadEndpoint, sendTestDelivery, updateEndpoint } from './service';
+import { parseInput } from '../api/validation';
+import { CreateWebhookSchema, UpdateWebhookSchema } from './routes';
+import { formList, formString, invalidDetail, redirectWithFlash, renderPage } from '../api/dashboard/render';
+import { signedInAccount, type DashboardContext, type DashboardState } from '../api/dashboard/session';
+import { deleteWebhookView, rotateSecretView, webhookView, webhooksView, type EndpointFormValues, type WebhooksViewData } from './dashboard.view';
 
 const EMPTY_FORM: EndpointFormValues = { url: '', events: [], isActive: true };
 

@@ -1,9 +1,9 @@
 // A completed job's output as every surface serves it (download links, MCP resources, the dashboard,
 // OpenAI-format answers): whether it is still there, and if not why, decided in one place.
 import path from 'node:path';
-import type { Job } from '../../db/job.entity';
-import type { Storage } from '../../engines/storage';
-import { OPERATIONS } from '../../operations/registry';
+import type { Job } from './entity';
+import type { Storage } from '../engines/storage';
+import { OPERATIONS } from '../operations/registry';
 
 /** Content type of a result file, by extension. */
 export const FILE_CONTENT_TYPES: Record<string, string> = {

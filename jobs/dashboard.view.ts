@@ -1,10 +1,10 @@
-import type { Comment, Reply } from '../../../engines/comments/provider';
-import { JOB_STATUSES } from '../../../lib/jobs';
-import { JOB_TYPES } from '../../../operations/registry';
-import type { JobResource } from '../../services/jobs.service';
-import { html, queryString, safeHref, type Html } from '../html';
-import { MAX_INLINE_COMMENTS, type JobOutputView, type Segment } from '../output-view';
-import { dataTable, dateTime, pager, postButton, statusBadge, type PageContext } from './layout';
+import type { Comment, Reply } from '../engines/comments/provider';
+import { JOB_STATUSES } from './types';
+import { JOB_TYPES } from '../operations/registry';
+import type { JobResource } from './service';
+import { html, queryString, safeHref, type Html } from '../api/dashboard/html';
+import { MAX_INLINE_COMMENTS, type JobOutputView, type Segment } from '../api/dashboard/output-view';
+import { dataTable, dateTime, pager, postButton, statusBadge, type PageContext } from '../api/dashboard/views/layout';
 
 export interface JobFilterValues {
   status?: string;

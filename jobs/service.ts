@@ -2,23 +2,23 @@
 // read one, list a page.
 import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
-import type { Account } from '../../db/account.entity';
-import { chargeCredits } from '../../db/credits.repository';
-import { Job } from '../../db/job.entity';
-import { accountJobCounts, findAccountJob, jobInputOf, listAccountJobs, type JobFilter } from '../../db/jobs.repository';
-import { checkUrlAddress } from '../../engines/egress/address-check';
-import { DomainError } from '../../lib/errors';
-import type { FileLinks } from '../../lib/file-links';
-import type { JobType, MediaJobInput } from '../../lib/jobs';
-import { log } from '../../lib/logger';
-import { creditsCharged, jobsCreated } from '../../lib/metrics';
-import { OPERATIONS } from '../../operations/registry';
-import { sourceOf } from '../../lib/uploads';
-import type { ApiDeps } from '../context';
-import { afterCursor, page } from '../cursor';
-import { parseInput } from '../validation';
-import { serverCapabilities } from './capabilities';
-import { findAccountUpload } from './uploads.service';
+import type { Account } from '../db/account.entity';
+import { chargeCredits } from '../db/credits.repository';
+import { Job } from './entity';
+import { accountJobCounts, findAccountJob, jobInputOf, listAccountJobs, type JobFilter } from './repository';
+import { checkUrlAddress } from '../engines/egress/address-check';
+import { DomainError } from '../lib/errors';
+import type { FileLinks } from '../lib/file-links';
+import type { JobType, MediaJobInput } from './types';
+import { log } from '../lib/logger';
+import { creditsCharged, jobsCreated } from '../lib/metrics';
+import { OPERATIONS } from '../operations/registry';
+import { sourceOf } from '../lib/uploads';
+import type { ApiDeps } from '../api/context';
+import { afterCursor, page } from '../api/cursor';
+import { parseInput } from '../api/validation';
+import { serverCapabilities } from '../api/services/capabilities';
+import { findAccountUpload } from '../api/services/uploads.service';
 
 /** The body of a 202 from a create call (docs/api.md). */
 export interface JobCreated {

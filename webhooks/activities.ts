@@ -1,14 +1,14 @@
 import type { MikroORM } from '@mikro-orm/core';
-import { Job } from '../db/job.entity';
+import { Job } from '../jobs/entity';
 import { serverSecret } from '../db/secrets.repository';
-import { WebhookEndpoint } from '../db/webhook.entity';
-import { attemptLogged, clearNextAttempt, deliverySecret, recordAttempt, subscribedEndpoints } from '../db/webhooks.repository';
-import { attemptDelivery } from '../engines/webhooks/attempt';
+import { WebhookEndpoint } from './entity';
+import { attemptLogged, clearNextAttempt, deliverySecret, recordAttempt, subscribedEndpoints } from './repository';
+import { attemptDelivery } from './attempt';
 import type { Config } from '../lib/config';
 import { log } from '../lib/logger';
 import { webhookDeliveries, webhookLatency } from '../lib/metrics';
 import { FileLinks } from '../lib/file-links';
-import type { DeliveryTarget, WebhookEvent } from '../lib/webhooks';
+import type { DeliveryTarget, WebhookEvent } from './events';
 
 export interface EventTarget {
   /** Part of the child workflow id: `ep{id}` for an endpoint, `job` for the job's own webhook_url. */

@@ -1,5 +1,5 @@
-import { EgressRefusedError } from '../egress/address-check';
-import { egressRequest } from '../egress/http-client';
+import { EgressRefusedError } from '../engines/egress/address-check';
+import { egressRequest } from '../engines/egress/http-client';
 
 export interface WebhookRequest {
   url: string;

@@ -1,6 +1,6 @@
 // Job types, states and the workflow boundary: pure, so the workflow bundle can load it.
 import type { JobParams, JobType } from '../operations/registry';
-import type { PlanName } from './plans';
+import type { PlanName } from '../lib/plans';
 
 export type { JobType };
 export const JOB_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;

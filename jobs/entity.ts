@@ -1,5 +1,5 @@
 import { EntitySchema } from '@mikro-orm/core';
-import type { JobStatus, JobType } from '../lib/jobs';
+import type { JobStatus, JobType } from './types';
 
 export class Job {
   id!: string;

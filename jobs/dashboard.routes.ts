@@ -1,15 +1,15 @@
 import Router from '@koa/router';
-import { DomainError } from '../../lib/errors';
-import { JOB_STATUSES, type JobStatus } from '../../lib/jobs';
-import { JOB_TYPES, type JobType } from '../../operations/registry';
-import type { ApiDeps } from '../context';
-import { cancelJob, createJob, getJob, listJobs } from '../services/jobs.service';
-import { jobWithOutput } from './job-output.service';
-import { errorsByControl, formFor, requestFromForm, type PostedForm } from './operation-forms';
-import { formBody, redirectWithFlash, renderPage } from './render';
-import { signedInAccount, type DashboardContext, type DashboardState } from './session';
-import { jobsListView, jobView } from './views/jobs.view';
-import { operationFormView, operationListView } from './views/operation-form.view';
+import { DomainError } from '../lib/errors';
+import { JOB_STATUSES, type JobStatus } from './types';
+import { JOB_TYPES, type JobType } from '../operations/registry';
+import type { ApiDeps } from '../api/context';
+import { cancelJob, createJob, getJob, listJobs } from './service';
+import { jobWithOutput } from './dashboard-output';
+import { errorsByControl, formFor, requestFromForm, type PostedForm } from '../api/dashboard/operation-forms';
+import { formBody, redirectWithFlash, renderPage } from '../api/dashboard/render';
+import { signedInAccount, type DashboardContext, type DashboardState } from '../api/dashboard/session';
+import { jobsListView, jobView } from './dashboard.view';
+import { operationFormView, operationListView } from '../api/dashboard/views/operation-form.view';
 
 const PAGE_SIZE = 20;
 

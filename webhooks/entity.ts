@@ -1,7 +1,7 @@
 import { EntitySchema } from '@mikro-orm/core';
 
-import type { WebhookEvent } from '../lib/webhooks';
-import { purposeOf, SealedSecretType } from './sealed-secrets';
+import type { WebhookEvent } from './events';
+import { purposeOf, SealedSecretType } from '../db/sealed-secrets';
 
 export class WebhookEndpoint {
   id!: number;

@@ -1,11 +1,11 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import type { ApiDeps, ApiState } from './context';
-import { accountOf } from './context';
-import { errorResponses, json, registry } from './openapi';
-import { JobListSchema, JobSchema, ListJobsQuerySchema } from './schemas';
-import { cancelJob, getJob, listJobs } from './services/jobs.service';
-import { parseInput } from './validation';
+import type { ApiDeps, ApiState } from '../api/context';
+import { accountOf } from '../api/context';
+import { errorResponses, json, registry } from '../api/openapi';
+import { JobListSchema, JobSchema, ListJobsQuerySchema } from '../api/schemas';
+import { cancelJob, getJob, listJobs } from './service';
+import { parseInput } from '../api/validation';
 
 const JobIdParam = z.object({ job_id: z.uuid() });
 

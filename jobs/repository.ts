@@ -1,10 +1,11 @@
 // Queries and state changes of job rows. Every state change a job can make outside its workflow's
 // happy path (failure with refund) lives here once.
 import type { EntityManager, FilterQuery } from '@mikro-orm/core';
-import type { JobStatus, JobType, MediaJobInput } from '../lib/jobs';
+import type { Storage } from '../engines/storage';
+import type { JobStatus, JobType, MediaJobInput } from './types';
 import type { PlanName } from '../lib/plans';
-import { lockAccount, refundJob } from './credits.repository';
-import { Job } from './job.entity';
+import { lockAccount, refundJob } from '../db/credits.repository';
+import { Job } from './entity';
 
 /** A job of the account, or null (ids of other accounts' jobs look exactly like unknown ones). */
 export function findAccountJob(em: EntityManager, accountId: string, jobId: string): Promise<Job | null> {
@@ -104,4 +105,15 @@ export async function jobCountsByPlan(em: EntityManager): Promise<{ plan: string
     .getConnection()
     .execute("select a.plan as plan, j.status as status, count(*) as n from jobs j join accounts a on a.id = j.account_id where j.status in ('pending', 'processing') group by a.plan, j.status", [], 'all')) as { plan: string; status: string; n: number | string }[];
   return rows.map((r) => ({ plan: r.plan, status: r.status, count: Number(r.n) }));
+}
+
+/** Ends the output of completed jobs whose link has expired: the file goes, the row stays (its link answers 410). Returns how many. */
+export async function removeExpiredOutputs(em: EntityManager, storage: Storage, now: Date, limit = 500): Promise<number> {
+  const expired = await em.find(Job, { status: 'completed', outputFile: { $ne: null }, expiresAt: { $lt: now } }, { limit });
+  for (const job of expired) {
+    await storage.removeOutput(job.id);
+    job.outputFile = null;
+  }
+  await em.flush();
+  return expired.length;
 }

@@ -1,9 +1,9 @@
 // Webhook endpoints and the delivery log.
 import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
-import { Account } from './account.entity';
-import type { DeliveryTarget } from '../lib/webhooks';
-import { WebhookDelivery, WebhookEndpoint } from './webhook.entity';
+import { Account } from '../db/account.entity';
+import type { DeliveryTarget } from './events';
+import { WebhookDelivery, WebhookEndpoint } from './entity';
 
 export type AttemptRecord = Pick<WebhookDelivery, 'status' | 'statusCode' | 'responseTimeMs' | 'error' | 'createdAt' | 'nextAttemptAt'>;
 

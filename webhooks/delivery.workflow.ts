@@ -1,7 +1,7 @@
 import { ActivityFailure, patched, sleep } from '@temporalio/workflow';
-import type { AttemptResult } from '../activities/webhook.activities';
-import type { DeliveryTarget } from '../lib/webhooks';
-import { control, webhookAttempt, webhookAttemptOwn, webhookControl } from './activity-proxies';
+import type { AttemptResult } from './activities';
+import type { DeliveryTarget } from './events';
+import { control, webhookAttempt, webhookAttemptOwn, webhookControl } from '../workflows/activity-proxies';
 
 export interface WebhookDeliveryInput extends Omit<DeliveryTarget, 'attempt'> {
   /** The exact bytes every attempt sends. */

@@ -1,15 +1,15 @@
 // What a finished job produced, in a form a page can show: each operation's view (operations/<name>/view.ts)
 // picks media by its signed download_url or reads text outputs from the job's output file.
 import type { EntityManager } from '@mikro-orm/core';
-import type { Account } from '../../db/account.entity';
-import { findAccountJob } from '../../db/jobs.repository';
-import type { Job } from '../../db/job.entity';
-import { DomainError } from '../../lib/errors';
-import { OPERATIONS } from '../../operations/registry';
-import type { ApiDeps } from '../context';
-import { jobResource, type JobResource } from '../services/jobs.service';
-import { storedOutput } from '../services/outputs.service';
-import type { JobOutputView } from './output-view';
+import type { Account } from '../db/account.entity';
+import { findAccountJob } from './repository';
+import type { Job } from './entity';
+import { DomainError } from '../lib/errors';
+import { OPERATIONS } from '../operations/registry';
+import type { ApiDeps } from '../api/context';
+import { jobResource, type JobResource } from './service';
+import { storedOutput } from './outputs';
+import type { JobOutputView } from '../api/dashboard/output-view';
 
 /** Larger text outputs are offered for download only. */
 const MAX_INLINE_BYTES = 5 * 1024 * 1024;

@@ -1,8 +1,8 @@
-import type { WebhookEndpoint } from '../../../db/webhook.entity';
-import { WEBHOOK_EVENTS } from '../../../lib/webhooks';
-import type { presentDelivery } from '../../services/webhooks.service';
-import { html, queryString, type Html } from '../html';
-import { confirmView, csrfField, dataTable, dateTime, describedAttrs, errorSummary, field, pager, postButton, secretOnce, statusBadge, type PageContext } from './layout';
+import type { WebhookEndpoint } from './entity';
+import { WEBHOOK_EVENTS } from './events';
+import type { presentDelivery } from './service';
+import { html, queryString, type Html } from '../api/dashboard/html';
+import { confirmView, csrfField, dataTable, dateTime, describedAttrs, errorSummary, field, pager, postButton, secretOnce, statusBadge, type PageContext } from '../api/dashboard/views/layout';
 
 type Delivery = ReturnType<typeof presentDelivery>;
 

@@ -18,12 +18,12 @@ import {
 } from '@temporalio/workflow';
 import { ApplicationFailureCategory, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import { failureKindOf, JOB_FAILED } from '../lib/job-failure';
-import { CANCELLED_MESSAGE, jobWorkflowId, type JobEnd, type JobStatus, type MediaJobInput } from '../lib/jobs';
+import { CANCELLED_MESSAGE, jobWorkflowId, type JobEnd, type JobStatus, type MediaJobInput } from './types';
 import { ACCOUNT_ID, JOB_ID, JOB_STATUS } from '../lib/search-attributes';
 import { withoutInternals } from '../lib/user-text';
-import { control } from './activity-proxies';
-import { runOperation } from './run-operation';
-import { webhookDeliveryWorkflow } from './webhook-delivery.workflow';
+import { control } from '../workflows/activity-proxies';
+import { runOperation } from '../workflows/run-operation';
+import { webhookDeliveryWorkflow } from '../webhooks/delivery.workflow';
 
 /**
  * One durable run of one job: processing → operation → completed, or failed with a refund. A

@@ -1,11 +1,11 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { TargetUrl } from '../operations/fields';
-import { WEBHOOK_EVENTS } from '../lib/webhooks';
-import type { ApiContext, ApiDeps, ApiState } from './context';
-import { accountOf } from './context';
-import { errorResponses, json, registry } from './openapi';
-import { PageQuerySchema, Timestamp } from './schemas';
+import { WEBHOOK_EVENTS } from './events';
+import type { ApiContext, ApiDeps, ApiState } from '../api/context';
+import { accountOf } from '../api/context';
+import { errorResponses, json, registry } from '../api/openapi';
+import { PageQuerySchema, Timestamp } from '../api/schemas';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -16,8 +16,8 @@ import {
   presentEndpoint,
   sendTestDelivery,
   updateEndpoint,
-} from './services/webhooks.service';
-import { jsonBody, parseInput } from './validation';
+} from './service';
+import { jsonBody, parseInput } from '../api/validation';
 
 const Events = z
   .array(z.enum(WEBHOOK_EVENTS, { error: `must be ${WEBHOOK_EVENTS.join(' or ')}` }))
