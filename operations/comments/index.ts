@@ -1,5 +1,5 @@
 import { defineOperation } from '../define';
-import { commentsSteps } from './activities';
+import type * as activities from './activities';
 import { runComments } from './runner';
 import { commentsSpec } from './spec';
 import { showComments } from './view';
@@ -7,6 +7,7 @@ import { showComments } from './view';
 export const comments = defineOperation({
   ...commentsSpec,
   runner: runComments,
-  steps: { queue: 'media-fetch', create: commentsSteps },
+  // required when its queue's worker builds it: the API and other workers never load its tools
+  steps: { queue: 'media-fetch', create: (deps) => (require('./activities') as typeof activities).commentsSteps(deps) },
   show: showComments,
 });

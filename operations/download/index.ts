@@ -1,5 +1,5 @@
 import { defineOperation } from '../define';
-import { downloadSteps } from './activities';
+import type * as activities from './activities';
 import { runDownload } from './runner';
 import { downloadSpec } from './spec';
 import { showDownload } from './view';
@@ -7,6 +7,7 @@ import { showDownload } from './view';
 export const download = defineOperation({
   ...downloadSpec,
   runner: runDownload,
-  steps: { queue: 'media-process', create: downloadSteps },
+  // required when its queue's worker builds it: the API and other workers never load its tools
+  steps: { queue: 'media-process', create: (deps) => (require('./activities') as typeof activities).downloadSteps(deps) },
   show: showDownload,
 });

@@ -1,5 +1,5 @@
 import { defineOperation } from '../define';
-import { waveformSteps } from './activities';
+import type * as activities from './activities';
 import { runWaveform } from './runner';
 import { waveformSpec } from './spec';
 import { showWaveform } from './view';
@@ -7,6 +7,7 @@ import { showWaveform } from './view';
 export const waveform = defineOperation({
   ...waveformSpec,
   runner: runWaveform,
-  steps: { queue: 'media-process', create: waveformSteps },
+  // required when its queue's worker builds it: the API and other workers never load its tools
+  steps: { queue: 'media-process', create: (deps) => (require('./activities') as typeof activities).waveformSteps(deps) },
   show: showWaveform,
 });
