@@ -5,6 +5,7 @@ import { DomainError } from '../lib/errors';
 import { log } from '../lib/logger';
 import { rateLimitMiddleware, requireAuth } from './auth.middleware';
 import type { ApiDeps, ApiState } from './context';
+import { assertRegistrySound } from '../operations/registry';
 import { dashboard } from './dashboard/dashboard';
 import { useCursorKey } from './cursor';
 import { isUnmetered } from './metering';
@@ -63,6 +64,7 @@ function methodNotAllowed(routers: Router<ApiState>[]): Koa.Middleware<ApiState>
 
 /** Builds the Koa app. Order: access log → errors → per-request EntityManager → rate limit → dashboard → public routes → auth → routes. */
 export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknown) => void } = {}): Koa<ApiState> {
+  assertRegistrySound();
   const app = new Koa<ApiState>({ proxy: deps.config.trustProxy });
   useCursorKey(deps.links.derive('cursors'));
   const fault = opts.log ?? ((msg, err) => log.error({ err }, msg));

@@ -22,7 +22,7 @@ export const FILE_CONTENT_TYPES: Record<string, string> = {
   srt: 'application/x-subrip',
   vtt: 'text/vtt',
   // and those the operations add
-  ...Object.assign({}, ...Object.values(OPERATIONS).map((op: { outputTypes?: Record<string, string> }) => op.outputTypes ?? {})) as Record<string, string>,
+  ...Object.fromEntries(Object.values(OPERATIONS).flatMap((op: { outputTypes?: Record<string, string> }) => Object.entries(op.outputTypes ?? {}))),
 };
 
 export type StoredOutput =

@@ -46,6 +46,12 @@ export function registryProblems(): string[] {
   return problems;
 }
 
+/** Throws when the registry is not sound: an API or worker process does not start on it. */
+export function assertRegistrySound(): void {
+  const problems = registryProblems();
+  if (problems.length) throw new Error(`the operation registry is not sound (${problems.join('; ')}); refusing to start`);
+}
+
 /**
  * The operations' own activities on one queue, for its worker. A name two operations (or an operation
  * and the queue's shared steps, `taken`) both register is refused: the worker would not start.

@@ -14,7 +14,7 @@ export interface StepDeps {
 }
 
 /** The egress proxy of a queue whose workers fetch users' URLs. */
-export function egressOf(deps: StepDeps): EgressProxy {
-  if (!deps.egress) throw new Error('these steps need the egress proxy');
+export function egressOf(deps: { egress?: EgressProxy }): EgressProxy {
+  if (!deps.egress) throw new Error('this queue needs the egress proxy');
   return deps.egress;
 }

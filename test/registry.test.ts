@@ -3,7 +3,7 @@ import type { MikroORM } from '@mikro-orm/core';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import { LocalStorage } from '../engines/storage';
 import { loadConfig } from '../lib/config';
-import { JOB_TYPES, OPERATIONS, registryProblems } from '../operations/registry';
+import { assertRegistrySound, JOB_TYPES, OPERATIONS, registryProblems } from '../operations/registry';
 import { TASK_QUEUES } from '../lib/queues';
 import { ACTIVITY_PLAN, missingActivities } from '../workflows/activity-plan';
 import { QUEUE_TABLE } from '../workers/queues';
@@ -42,6 +42,7 @@ describe('operation registry and queue table', () => {
       assert.ok(problems.some((p) => p.includes(`path ${ops.download!.path}`)), problems.join('; '));
       assert.ok(problems.some((p) => p.includes(`MCP tool ${ops.preview!.mcp.tool}`)), problems.join('; '));
       assert.ok(problems.some((p) => p.includes('lists remarks under the name comments')), problems.join('; '));
+      assert.throws(() => assertRegistrySound(), /operation registry is not sound.*refusing to start/);
     } finally {
       Object.assign(ops.comments!, { path: saved.path, mcp: saved.tool, jobType: saved.jobType });
     }

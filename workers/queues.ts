@@ -18,6 +18,7 @@ import type { Config } from '../lib/config';
 import type { MediaJobInput } from '../jobs/types';
 import type { TaskQueue } from '../lib/queues';
 import { operationActivities } from '../operations/registry';
+import { egressOf } from '../operations/step-deps';
 
 export interface QueueDeps {
   config: Config;
@@ -50,11 +51,6 @@ export interface QueueSpec {
 function database(deps: QueueDeps): MikroORM {
   if (!deps.orm) throw new Error('this queue needs the database');
   return deps.orm;
-}
-
-function egressOf(deps: QueueDeps): EgressProxy {
-  if (!deps.egress) throw new Error('this queue needs the egress proxy');
-  return deps.egress;
 }
 
 export const QUEUE_TABLE = {

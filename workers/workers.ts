@@ -5,7 +5,7 @@ import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import type { MediaJobInput } from '../jobs/types';
 import type { TaskQueue } from '../lib/queues';
-import { registryProblems } from '../operations/registry';
+import { assertRegistrySound } from '../operations/registry';
 import { missingActivities } from '../workflows/activity-plan';
 import { ActivityOutcomeInterceptor } from './activity-outcome.interceptor';
 import { StepScratchInterceptor } from './step-scratch.interceptor';
@@ -37,8 +37,7 @@ export function queueActivities(queue: TaskQueue, deps: QueueDeps): Record<strin
 /** Creates one Temporal worker per requested queue, from the queue table. */
 export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Promise<Worker[]> {
   const { config, connection, storage } = deps;
-  const problems = registryProblems();
-  if (problems.length) throw new Error(`the operation registry is not sound (${problems.join('; ')}); refusing to start`);
+  assertRegistrySound();
   const egress = queues.some((q) => QUEUE_TABLE[q].needsEgress) ? await processEgressProxy({ allowPrivate: config.allowPrivateNetwork }) : undefined;
   const workers: Worker[] = [];
   for (const queue of queues) {

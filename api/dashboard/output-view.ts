@@ -1,7 +1,6 @@
 // How the dashboard shows a completed job's output: the kinds of view a page can draw, and what an
 // operation's view (operations/<name>/view.ts) is given to choose one.
 import type { Comment } from '../../engines/comments/provider';
-import type { JobResource } from '../../jobs/service';
 
 /** Top-level comments shown inline; the file has them all. */
 export const MAX_INLINE_COMMENTS = 200;
@@ -76,5 +75,3 @@ export async function speechSegments(job: OutputContext): Promise<Segment[] | nu
   if (content === null) return null;
   return (str(job.result.output_format) ?? 'json') === 'json' ? segmentsOf(JSON.parse(content)) : parseCues(content);
 }
-
-export type { JobResource };

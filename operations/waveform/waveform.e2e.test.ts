@@ -98,6 +98,16 @@ describe('waveform end to end: POST /v1/waveform through serve (audiowaveform JS
     }
   });
 
+  it('a platform page (yt-dlp picks its audio): the requested pairs over the page\'s measured duration', async () => {
+    const job = await completed({ url: fx.url('/watch/trailer'), points: 200 });
+    const data = (await (await fetch(job.download_url!)).json()) as { length: number; data: number[]; sample_rate: number };
+    const r = job.result_data as Record<string, number | string>;
+    assert.deepEqual([data.length, data.data.length, r.points], [200, 400, 200]);
+    assert.ok(Math.abs(Number(r.duration) - FIXTURE.page.duration) < 0.2, `duration ${r.duration}`);
+    assert.equal(r.title, FIXTURE.page.title);
+    assert.ok(data.data.some((v) => Math.abs(v) > 8), 'the page\'s tone is in the peaks');
+  });
+
   it('a source without audio fails with a message that says so, refunded once', async () => {
     const silentVideo = path.join(s.dataDir, 'no-audio.mp4');
     await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=10:duration=2', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', silentVideo]);
@@ -115,7 +125,7 @@ describe('waveform end to end: POST /v1/waveform through serve (audiowaveform JS
     assert.match(job.error_message ?? '', /no audio track/);
     assert.equal(await s.credits(), before, 'charged 1, refunded 1');
     const usage = (await s.api('GET', '/v1/account')).body.usage_this_month as Record<string, number>;
-    assert.equal(usage.waveform, 2, 'the two completed jobs above; the failed one is refunded, not counted');
+    assert.equal(usage.waveform, 3, 'the three completed jobs above; the failed one is refunded, not counted');
   });
 
   it('a field of the other format is a 422 naming it; the MCP tool get_waveform returns the PNG inline', async () => {
