@@ -25,7 +25,7 @@ export function rateLimitMiddleware(): Koa.Middleware<ApiState> {
     ctx.state.auth = auth.ok || raw !== '' ? auth : { ok: false, reason: 'invalid' };
     // A known but deactivated key is answered by authentication before any window is counted.
     if (!auth.ok && auth.reason === 'inactive') throw deactivated();
-    const [bucket, limit] = auth.ok ? [keyBucket(auth.key.id), PLANS[auth.account.plan].requestsPerMinute] : [`ip:${ctx.ip}`, PLANS.free.requestsPerMinute];
+    const [bucket, limit] = auth.ok ? [keyBucket(auth.keyId), PLANS[auth.plan].requestsPerMinute] : [`ip:${ctx.ip}`, PLANS.free.requestsPerMinute];
     const w = await hitRateLimit(ctx.state.em, bucket, limit);
     setRateLimitHeaders(ctx, w);
     if (w.exceeded) throw rateLimited(w);
@@ -74,9 +74,12 @@ export function requireAuth(): Koa.Middleware<ApiState> {
       if (auth?.reason === 'missing') throw new DomainError('unauthenticated', 'Missing API key: send the header Authorization: Bearer vc_…');
       throw new DomainError('unauthenticated', 'Invalid API key: the key is malformed or matches no active key');
     }
-    ctx.state.account = auth.account;
-    ctx.state.apiKey = auth.key;
-    recordKeyUsage(ctx.state.em, auth.key.id);
+    // hydrated when a route asks for them
+    Object.defineProperties(ctx.state, {
+      account: { get: () => auth.account, configurable: true, enumerable: true },
+      apiKey: { get: () => auth.key, configurable: true, enumerable: true },
+    });
+    recordKeyUsage(ctx.state.em, auth.keyId);
     await next();
   };
 }

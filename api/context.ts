@@ -34,6 +34,12 @@ export interface ApiState {
 
 export type ApiContext = Koa.ParameterizedContext<ApiState>;
 
+/** The authenticated account's id, without hydrating the account; requireAuth has run before any route that calls this. */
+export function accountIdOf(ctx: ApiContext): string {
+  if (ctx.state.auth?.ok) return ctx.state.auth.accountId;
+  return accountOf(ctx).id;
+}
+
 /** The authenticated account; requireAuth has run before any route that calls this. */
 export function accountOf(ctx: ApiContext): Account {
   if (!ctx.state.account) throw new Error('route is missing requireAuth');

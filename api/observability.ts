@@ -44,8 +44,8 @@ export function accessLog(): Koa.Middleware<ApiState> {
         route,
         status: ctx.status,
         ms: Math.round(seconds * 10_000) / 10,
-        account_id: ctx.state.account?.id,
-        key_prefix: ctx.state.apiKey?.prefix,
+        account_id: ctx.state.auth?.ok ? ctx.state.auth.accountId : ctx.state.account?.id,
+        key_prefix: ctx.state.auth?.ok ? ctx.state.auth.keyPrefix : undefined,
       };
       if (PROBES.has(ctx.path)) log.debug(line, 'request');
       else log.info(line, 'request');

@@ -46,7 +46,21 @@ export async function createApiKey(em: EntityManager, accountId: string, name: s
   return { key, record };
 }
 
-export type AuthResult = { ok: true; key: ApiKey; account: Account } | { ok: false; reason: 'missing' | 'invalid' | 'inactive' };
+/**
+ * A verified key: its ids and plan as read, and its entities, hydrated into the request's
+ * EntityManager on first use (a read that needs only the ids, the commonest request, skips that).
+ */
+export interface VerifiedKey {
+  ok: true;
+  keyId: string;
+  keyPrefix: string;
+  accountId: string;
+  plan: PlanName;
+  readonly key: ApiKey;
+  readonly account: Account;
+}
+
+export type AuthResult = VerifiedKey | { ok: false; reason: 'missing' | 'invalid' | 'inactive' };
 
 const KEY_SHAPE = /^vc_[A-Za-z0-9_-]{16,128}$/;
 
@@ -114,10 +128,26 @@ export async function authenticate(em: EntityManager, raw: string | undefined): 
     if (authCache.size >= AUTH_CACHE_MAX) authCache.clear();
     authCache.set(digest, { at: now, row });
   }
-  // entities of this request's EntityManager, hydrated from the row as a find would
-  const key = em.map(ApiKey, { id: row.k_id, account_id: row.k_account_id, name: row.k_name, prefix: row.k_prefix, hash: row.k_hash, is_active: row.k_is_active, created_at: row.k_created_at, last_used_at: row.k_last_used_at } as never);
-  const account = em.map(Account, { id: row.a_id, name: row.a_name, plan: row.a_plan, webhook_secret: row.a_webhook_secret, created_at: row.a_created_at } as never);
-  return { ok: true, key, account };
+  return verifiedKey(em, row);
+}
+
+function verifiedKey(em: EntityManager, row: AuthRow): VerifiedKey {
+  let key: ApiKey | undefined;
+  let account: Account | undefined;
+  return {
+    ok: true,
+    keyId: row.k_id,
+    keyPrefix: row.k_prefix,
+    accountId: row.a_id,
+    plan: row.a_plan as PlanName,
+    // entities of this request's EntityManager, hydrated from the row as a find would
+    get key() {
+      return (key ??= em.map(ApiKey, { id: row.k_id, account_id: row.k_account_id, name: row.k_name, prefix: row.k_prefix, hash: row.k_hash, is_active: row.k_is_active, created_at: row.k_created_at, last_used_at: row.k_last_used_at } as never));
+    },
+    get account() {
+      return (account ??= em.map(Account, { id: row.a_id, name: row.a_name, plan: row.a_plan, webhook_secret: row.a_webhook_secret, created_at: row.a_created_at } as never));
+    },
+  };
 }
 
 export async function setKeyActive(em: EntityManager, keyId: string, active: boolean): Promise<ApiKey> {

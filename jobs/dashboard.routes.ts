@@ -70,7 +70,7 @@ export function jobsRoutes(deps: ApiDeps): Router<DashboardState> {
 
   // Polled by the job page while the job runs.
   router.get('/dashboard/jobs/:id/status.json', async (ctx) => {
-    const job = await getJob(ctx.state.em, deps, signedInAccount(ctx), ctx.params.id ?? '');
+    const job = await getJob(ctx.state.em, deps, signedInAccount(ctx).id, ctx.params.id ?? '');
     ctx.body = { status: job.status, progress: job.progress, error_message: job.error_message };
   });
 

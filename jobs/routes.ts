@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { ApiDeps, ApiState } from '../api/context';
-import { accountOf } from '../api/context';
+import { accountIdOf, accountOf } from '../api/context';
 import { errorResponses, json, registry } from '../api/openapi';
 import { JobListSchema, JobSchema, ListJobsQuerySchema } from '../api/schemas';
 import { cancelJob, getJob, listJobs } from './service';
@@ -43,7 +43,7 @@ export function jobsRoutes(deps: ApiDeps): Router<ApiState> {
   const router = new Router<ApiState>();
 
   router.get('/v1/jobs/:job_id', async (ctx) => {
-    ctx.body = await getJob(ctx.state.em, deps, accountOf(ctx), ctx.params.job_id ?? '');
+    ctx.body = await getJob(ctx.state.em, deps, accountIdOf(ctx), ctx.params.job_id ?? '');
   });
 
   router.get('/v1/jobs', async (ctx) => {

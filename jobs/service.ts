@@ -137,8 +137,8 @@ export async function jobResource(deps: Pick<ApiDeps, 'orchestrator' | 'links'>,
   return presentJob(job, deps.links, progress);
 }
 
-export async function getJob(em: EntityManager, deps: Pick<ApiDeps, 'orchestrator' | 'links'>, account: Account, jobId: string): Promise<JobResource> {
-  const job = await findAccountJob(em, account.id, jobId);
+export async function getJob(em: EntityManager, deps: Pick<ApiDeps, 'orchestrator' | 'links'>, accountId: string, jobId: string): Promise<JobResource> {
+  const job = await findAccountJob(em, accountId, jobId);
   if (!job) throw DomainError.notFound(`No job with id ${jobId} in this account`);
   return jobResource(deps, job);
 }

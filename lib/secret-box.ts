@@ -49,7 +49,22 @@ export class SecretBox {
     private readonly reload?: () => SecretBox | null,
   ) {}
 
+  // Sealing is deterministic, so both directions are remembered: the ORM opens an account's secret
+  // on every authenticated request and seals it again to snapshot the entity.
+  private readonly sealedMemo = new Map<string, string>();
+  private readonly openedMemo = new Map<string, string>();
+
   seal(plaintext: string, purpose: string): string {
+    return remember(this.sealedMemo, `${this.current.id}\0${purpose}\0${plaintext}`, () => this.sealNow(plaintext, purpose));
+  }
+
+  /** Opens a sealed value; a value stored before sealing existed (plaintext) is returned as it is, until the start-up pass seals it. */
+  open(stored: string, purpose: string): string {
+    if (!isSealed(stored)) return stored;
+    return remember(this.openedMemo, `${purpose}\0${stored}`, () => this.openNow(stored, purpose));
+  }
+
+  private sealNow(plaintext: string, purpose: string): string {
     const { id, key } = this.current;
     const data = Buffer.from(plaintext, 'utf8');
     const nonce = crypto.createHmac('sha256', key).update(`nonce\0${purpose}\0`).update(data).digest().subarray(0, NONCE_BYTES);
@@ -59,9 +74,7 @@ export class SecretBox {
     return `${SEALED_PREFIX}${id}:${sealed.toString('base64url')}`;
   }
 
-  /** Opens a sealed value; a value stored before sealing existed (plaintext) is returned as it is, until the start-up pass seals it. */
-  open(stored: string, purpose: string): string {
-    if (!isSealed(stored)) return stored;
+  private openNow(stored: string, purpose: string): string {
     const rest = stored.slice(SEALED_PREFIX.length);
     const colon = rest.indexOf(':');
     const keyId = rest.slice(0, colon);
@@ -104,6 +117,18 @@ export interface SecretsSettings {
   keyFile: string;
   /** True when no key file was named: one is generated on first start, for development. */
   keyFileIsDefault: boolean;
+}
+
+const MEMO_KEPT = 10_000;
+
+function remember(memo: Map<string, string>, key: string, compute: () => string): string {
+  let value = memo.get(key);
+  if (value === undefined) {
+    value = compute();
+    if (memo.size >= MEMO_KEPT) memo.clear();
+    memo.set(key, value);
+  }
+  return value;
 }
 
 function boxFromFile(file: string, extraPrevious: SecretKey[], reload?: () => SecretBox | null): SecretBox {

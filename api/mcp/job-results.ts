@@ -42,7 +42,7 @@ export async function waitForJob(
   let reported = -1;
   for (;;) {
     // A fresh EntityManager per read: the request's one would keep serving the first row it loaded.
-    const job = await getJob(caller.deps.orm.em.fork(), caller.deps, caller.account, jobId);
+    const job = await getJob(caller.deps.orm.em.fork(), caller.deps, caller.account.id, jobId);
     const progress = job.status === 'completed' ? 100 : job.progress;
     if (onProgress && progress !== null && progress > reported) {
       reported = progress;

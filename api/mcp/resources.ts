@@ -30,7 +30,7 @@ export async function readResource(caller: McpCaller, uri: string): Promise<Read
   if (!m) throw DomainError.notFound(`Unknown resource ${uri}; resources are job://{job_id} and job://{job_id}/output`);
   const jobId = m[1]!;
   if (!m[2]) {
-    const job = await getJob(caller.em, caller.deps, caller.account, jobId);
+    const job = await getJob(caller.em, caller.deps, caller.account.id, jobId);
     return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(job, null, 2) }] };
   }
   const out = await jobOutputFile(caller, jobId);

@@ -95,7 +95,7 @@ const otherTools: ToolDefinition[] = [
     'get_job',
     { title: 'Get a job', description: 'A job by job_id: status, progress, result_data, download_url, error_message; a completed text output (transcript, comments) inline. Free.', annotations: READ, output: JobSchema },
     JobIdArgs,
-    async (caller, { job_id }) => jobToolResult(caller, await getJob(caller.em, caller.deps, caller.account, job_id), { failedIsError: false }),
+    async (caller, { job_id }) => jobToolResult(caller, await getJob(caller.em, caller.deps, caller.account.id, job_id), { failedIsError: false }),
   ),
   defineTool(
     'list_jobs',
