@@ -45,6 +45,8 @@ export interface VideoInput {
 
 /** A processing step's opened source. */
 export interface OpenedSource extends VideoInput {
+  /** A URL read in place: every `-i` of it opens the URL again and reads ahead over the network. */
+  remote: boolean;
   probe(): Promise<ProbeResult>;
   /**
    * The failure for a step that read its source and got nothing usable (no frame, say): on a
@@ -89,6 +91,7 @@ export async function withSource<T>(deps: SourceReadDeps, storage: Storage, jobI
 
 function localSource(ffmpeg: FfmpegEngine, file: string): OpenedSource {
   return {
+    remote: false,
     input: (before = []) => [...before, '-i', file],
     run: (args, hint, range) => runFfmpegStep(ffmpeg, args, hint, range),
     probe: () => probeDownloaded(ffmpeg, file),
@@ -110,6 +113,7 @@ function remoteSource(ffmpeg: FfmpegEngine, egress: EgressProxy, media: RemoteMe
     }
   };
   return {
+    remote: true,
     input: (before = []) => [...before, ...headers, '-i', media.url],
     run: (args, hint, range) => seekRead(() => throughEgress(egress, (proxyUrl) => runTool(ffmpeg, args, hint, range, proxyUrl))),
     probe: async () => media.probe ?? (await seekRead(() => alive(() => throughEgress(egress, (proxyUrl) => ffmpeg.probe(media.url, { proxyUrl, headers: media.headers, signal }))))),

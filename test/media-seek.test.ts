@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import sharp from 'sharp';
 import { createFingerprintActivities } from '../operations/fingerprint/activities';
 import { createPreviewActivities } from '../operations/preview/activities';
 import { createSourceActivities, type ResolvedSource, type ResolveSourceInput, type SourceDeps } from '../activities/source.activities';
@@ -116,6 +117,34 @@ describe('seek reads: one-frame and short-window jobs fetch only what they read,
       }
     });
   }
+
+  it('a mosaic of a small source read in place decodes it once: the file\'s bytes, not a stream per tile, and every tile a frame of its own', async () => {
+    const mosaic = async (name: string) => {
+      const jobId = crypto.randomUUID();
+      const src = await resolve(origin.url(name), 'video', jobId);
+      origin.bytes = 0;
+      const out = (await activityEnv().run(createPreviewActivities({ ffmpeg, storage, egress, limits }).makePreview, { jobId, sourceFile: null, media: src.media, params: params({ preview_type: 'mosaic', columns: 4, rows: 4, width: 640 }), progressRange: [40, 99] as [number, number] })) as JobOutput;
+      return { bytes: origin.bytes, file: storage.outputPath(out.outputFile), jobId };
+    };
+    const short = await mosaic('seek-10s.mp4');
+    const long = await mosaic('seek-600s.mp4');
+    console.log(`      mosaic 4×4: ${short.bytes} B fetched of a ${sizes['seek-10s.mp4']} B 10 s source, ${long.bytes} B of a ${sizes['seek-600s.mp4']} B 600 s source`);
+    // 16 seek reads fetched more than the whole 600 s file (58 MB of 45 MB), each streaming ahead until the last tile
+    for (const [got, name] of [[short.bytes, 'seek-10s.mp4'], [long.bytes, 'seek-600s.mp4']] as const) assert.ok(got <= sizes[name]! * 1.05, `one read of ${name}: ${got} B of ${sizes[name]} B`);
+    for (const { file, jobId } of [short, long]) {
+      assert.ok(!fs.existsSync(path.join(storage.workDirOf(jobId), 'download')), 'nothing was downloaded');
+      // 16 tiles of the moving test pattern: none black, and no two the same frame
+      const { data, info } = await sharp(file).greyscale().resize(64, 36, { fit: 'fill' }).raw().toBuffer({ resolveWithObject: true });
+      const tiles = Array.from({ length: 16 }, (_, i) => {
+        const [c, r] = [i % 4, Math.floor(i / 4)];
+        const px: number[] = [];
+        for (let y = r * 9; y < (r + 1) * 9; y++) for (let x = c * 16; x < (c + 1) * 16; x++) px.push(data[y * info.width + x]!);
+        return px;
+      });
+      for (const [i, px] of tiles.entries()) assert.ok(px.reduce((a, b) => a + b, 0) / px.length > 40, `tile ${i} is black`);
+      assert.equal(new Set(tiles.map((px) => px.join(','))).size, 16, 'every tile shows a different frame');
+    }
+  });
 
   it('a seek read goes through the egress proxy: a private origin is refused there, and it serves nothing', async () => {
     const strict = await startEgressProxy({ allowPrivate: false });

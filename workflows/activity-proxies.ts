@@ -1,6 +1,6 @@
 // Activity proxies: one per task queue and timeout profile, each typed by the queue table, so a
 // workflow can only call an activity that is registered on the queue it is sent to.
-import { ActivityCancellationType, proxyActivities, type ActivityInterfaceFor, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, proxyLocalActivities, type ActivityInterfaceFor, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import { NON_RETRYABLE_FAILURE_TYPES } from '../lib/job-failure';
 import type { TaskQueue } from '../lib/queues';
 import type { PlannedActivities } from './activity-plan';
@@ -26,11 +26,20 @@ function toolRun(startToCloseTimeout: ActivityOptions['startToCloseTimeout'] = '
   };
 }
 
-/** Quick, idempotent database work (job state, credits, webhook planning): retry for minutes, a database blip must not lose a job. */
-export const control = queueProxy('control', {
+const controlStep = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 30 },
-});
+} satisfies Omit<ActivityOptions, 'taskQueue'> & LocalActivityOptions;
+
+/** Quick, idempotent database work (job state, credits, webhook planning): retry for minutes, a database blip must not lose a job. */
+export const control = queueProxy('control', controlStep);
+
+/**
+ * The same work as local activities: run by the worker that runs the workflow (a control worker, which
+ * registers them), inside its workflow task, so no activity task is scheduled, polled and reported.
+ * Each is idempotent, as a local activity may run again when its worker dies before reporting it.
+ */
+export const controlLocal = proxyLocalActivities<PlannedActivities<'control'>>(controlStep);
 
 /** One webhook attempt = one activity, never retried by Temporal: retries are the delivery workflow's durable timers. */
 export const webhookAttempt = queueProxy('control', {

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { ProbeResult, ProbeStream } from '../../engines/ffmpeg/ffmpeg.engine';
-import { clipRecipe, gifRecipe, mosaicRecipe, mosaicTimes, thumbnailRecipe, type InputOf, type PreviewRecipe } from '../../engines/ffmpeg/recipes/preview';
+import { clipRecipe, gifRecipe, mosaicReadsOnce, mosaicRecipe, mosaicTimes, thumbnailRecipe, type InputOf, type PreviewRecipe } from '../../engines/ffmpeg/recipes/preview';
 import type { Storage } from '../../engines/storage';
 import type { JobOutput } from '../../jobs/types';
 import type { PreviewParams } from './spec';
@@ -38,7 +38,7 @@ export function createPreviewActivities(deps: PreviewDeps) {
     const out = storage.outputPath(relative);
     await fs.mkdir(path.dirname(out), { recursive: true });
     await fs.rm(out, { force: true }); // a retry must not measure an earlier attempt's file
-    const recipe = previewRecipe(p, videoOf(await src.probe()), (before) => src.input(before), out);
+    const recipe = previewRecipe(p, { ...videoOf(await src.probe()), remote: src.remote }, (before) => src.input(before), out);
     await src.run(recipe.args, recipe.covers, input.progressRange);
     const measured = await measure(out, p.preview_type === 'gif' || p.preview_type === 'clip');
     if (!measured) throw src.unreadable('No frame could be taken from the source at that time');
@@ -60,7 +60,7 @@ export function createPreviewActivities(deps: PreviewDeps) {
 }
 
 /** The recipe for the requested preview, its times checked against the source (a time past the end fails the job). */
-function previewRecipe(p: PreviewParams, source: { probe: ProbeResult; video: ProbeStream; duration: number }, input: InputOf, out: string): PreviewRecipe {
+function previewRecipe(p: PreviewParams, source: { probe: ProbeResult; video: ProbeStream; duration: number; remote: boolean }, input: InputOf, out: string): PreviewRecipe {
   const { duration } = source;
   const at = (v: string | null, fallback: number) => (v === null ? fallback : (parseTimeString(v) ?? fallback));
   const window = (defaultLength: number) => {
@@ -79,7 +79,8 @@ function previewRecipe(p: PreviewParams, source: { probe: ProbeResult; video: Pr
     case 'mosaic': {
       const columns = p.columns ?? 4;
       const rows = p.rows ?? 4;
-      return mosaicRecipe(input, { times: mosaicTimes(source.video, duration, columns * rows), columns, rows, width: p.width }, out);
+      const times = mosaicTimes(source.video, duration, columns * rows);
+      return mosaicRecipe(input, { times, columns, rows, width: p.width, readOnce: source.remote && mosaicReadsOnce(source.video, times, duration, Number(source.probe.format?.size) || undefined) }, out);
     }
     case 'clip':
       return clipRecipe(input, { ...window(10), width: p.width, hasAudio: source.probe.streams.some((s) => s.codec_type === 'audio') }, out);

@@ -11,7 +11,7 @@ import {
   normalizeFilter,
   timeWindow,
 } from '../../engines/ffmpeg/recipes/download';
-import { clipRecipe, gifRecipe, mosaicRecipe, mosaicTimes, thumbnailRecipe } from '../../engines/ffmpeg/recipes/preview';
+import { clipRecipe, gifRecipe, mosaicReadsOnce, mosaicRecipe, mosaicTimes, thumbnailRecipe } from '../../engines/ffmpeg/recipes/preview';
 
 const file = (before: string[]) => [...before, '-i', 'in.mp4'];
 const h264 = (crf: number) => ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(crf), '-pix_fmt', 'yuv420p'];
@@ -39,6 +39,24 @@ describe('ffmpeg recipes: previews', () => {
     assert.match(graph, /^\[0:v:0\]trim=end_frame=1,setpts=PTS-STARTPTS,scale=167:-1:flags=lanczos,setsar=1\[f0\];/);
     assert.match(graph, /\[f0\]\[f1\]\[f2\]concat=n=3:v=1:a=0,tile=3x1,scale=500:-1:flags=lanczos$/);
     assert.deepEqual(r.args.slice(-12), ['-frames:v', '1', '-q:v', '2', '-update', '1', '-f', 'image2', '-c:v', 'mjpeg', '-y', 'o.jpg']);
+  });
+
+  it('mosaic read once: one input, each tile the first frame at or after its time (select), tiled then scaled', () => {
+    const r = mosaicRecipe(file, { times: [1, 2.5], columns: 2, rows: 1, width: 500, readOnce: true }, 'o.jpg');
+    assert.deepEqual(r.args.slice(0, 4), ['-i', 'in.mp4', '-filter_complex', "[0:v:0]setpts=PTS-STARTPTS,select='gte(t,1.000)*lt(prev_t,1.000)+gte(t,2.500)*lt(prev_t,2.500)',scale=250:-1:flags=lanczos,setsar=1,tile=2x1,scale=500:-1:flags=lanczos"]);
+    assert.deepEqual(r.args.slice(-12), ['-frames:v', '1', '-q:v', '2', '-update', '1', '-f', 'image2', '-c:v', 'mjpeg', '-y', 'o.jpg']);
+  });
+
+  it('a mosaic reads its source once only when it is short and every tile is two frames from the last', () => {
+    const hd = { width: 1280, height: 720, avg_frame_rate: '25/1' };
+    const times = (length: number, n: number) => mosaicTimes({ ...hd, duration: String(length) }, length, n);
+    assert.equal(mosaicReadsOnce(hd, times(60, 16), 60), true);
+    assert.equal(mosaicReadsOnce(hd, times(91, 16), 91), false, 'over 90 s of 720p: a seek per tile');
+    assert.equal(mosaicReadsOnce({ ...hd, width: 320, height: 240 }, times(600, 16), 600), true, 'a small picture: 600 s of it decode as quickly');
+    assert.equal(mosaicReadsOnce(hd, times(60, 16), 60, 65 * 1024 * 1024), false, 'over 64 MB');
+    assert.equal(mosaicReadsOnce({ ...hd, width: 3840, height: 2160 }, times(20, 16), 20), false, '20 s of 4K is 180 s of 720p in pixels');
+    assert.equal(mosaicReadsOnce(hd, times(1, 64), 1), false, '64 tiles of 25 frames: tiles would share frames');
+    assert.equal(mosaicReadsOnce({ avg_frame_rate: '25/1' }, times(10, 4), 10), false, 'no size known: seek');
   });
 
   it('mosaic times: the middle of each equal part, never past the last frame', () => {
