@@ -32,13 +32,14 @@ async function main(): Promise<void> {
   const config = loadConfig({ DATA_DIR: dataDir, ALLOW_PRIVATE_NETWORK: '1', WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,2,4,6' });
   const orm = await openOrm(config, { migrate: true });
   const connection = await NativeConnection.connect({ address: dev.address });
-  const workers = await createWorkers(['control', 'media-info', 'media-fetch', 'media-process'], { config, storage: await openStorage(config), connection, orm });
+  const workers = await createWorkers(['control', 'webhooks', 'media-info', 'media-fetch', 'media-process'], { config, storage: await openStorage(config), connection, orm });
   const running = Promise.all(workers.map((w) => w.run()));
   const client = await connectTemporal(dev.address, 'default');
   const account = await createAccount(orm.em.fork(), 'recorder', 'business');
   const outDir = path.join(projectRoot, 'test/histories');
   // v3: a source read once (source-once-v1), search attributes and memo (job-search-attributes-v1), info on media-info
-  const tag = process.env.RECORD_TAG ?? 'v3';
+  // v4: the job's state changes as local activities (local-job-steps-v1)
+  const tag = process.env.RECORD_TAG ?? 'v4';
   // started as the API starts jobs: with the search attributes (the dev server registers them) and the memo
   const orchestrator = createTemporalOrchestrator(client, { infoTimeoutSeconds: 60, searchAttributes: true });
   // The CLI writes the canonical proto3 JSON that Worker.runReplayHistories reads.
