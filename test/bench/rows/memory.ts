@@ -6,7 +6,7 @@ import { fmt, groupProcesses, groupRss, median, processRss, type BenchRow } from
 
 const SETTLE_S = 30;
 let fresh: { total: number; parts: string } | null = null;
-const perRound: number[] = [];
+const perRound: { bytes: number; parts: string }[] = [];
 
 /** Seconds since the process started. */
 function uptime(pid: number): number {
@@ -39,12 +39,12 @@ const row: BenchRow = {
   },
   async measure(ctx) {
     const { bytes, processes } = groupRss(ctx.stack.svc.child.pid!);
-    perRound.push(bytes);
+    perRound.push({ bytes, parts: parts(ctx.stack.svc.child.pid!) });
     return { rss: bytes, processes };
   },
   report: () => [
     ...(fresh ? [{ what: `Memory, idle \`serve\` tree, freshly started (${SETTLE_S} s after start; ${fresh.parts})`, product: fmt.mb(fresh.total), peer: '', ratio: '' }] : []),
-    { what: 'Memory at the start of each round (after the previous rounds\' load)', product: perRound.map((b) => fmt.mb(b)).join(' / '), peer: '', ratio: '' },
+    { what: 'Memory at the start of each round (after the previous rounds\' load)', product: perRound.map((r) => `${fmt.mb(r.bytes)} (${r.parts})`).join(' / '), peer: '', ratio: '' },
   ],
 };
 
