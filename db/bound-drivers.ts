@@ -1,12 +1,12 @@
 // MikroORM 6 formats every SQL statement client-side: platform.formatQuery() escapes each value and
 // splices it into the SQL text, so nothing is ever bound. Escaping is not binding (a NUL byte in a
 // value ended the SQL text early: "SQLITE_ERROR: unrecognized token"). These drivers pass values to
-// the database as real parameters (better-sqlite3 and pg bind them); only a statement carrying a raw SQL
+// the database as real parameters (sqlite3 and pg bind them); only a statement carrying a raw SQL
 // fragment as a value, which cannot be bound, falls back to the ORM's own formatting.
 import { JsonProperty, Utils, type Configuration } from '@mikro-orm/core';
 import { AbstractSqlDriver, type AbstractSqlConnection, type Knex } from '@mikro-orm/knex';
 import { PostgreSqlConnection, PostgreSqlPlatform } from '@mikro-orm/postgresql';
-import { BetterSqliteConnection, BetterSqlitePlatform } from '@mikro-orm/better-sqlite';
+import { SqliteConnection, SqlitePlatform } from '@mikro-orm/sqlite';
 
 const UNBINDABLE = Symbol('unbindable');
 
@@ -79,16 +79,13 @@ function bindingConnection<C extends ConnectionClass>(Base: C, datesAsMillisecon
   return Bound;
 }
 
-class BoundSqliteConnection extends bindingConnection(BetterSqliteConnection, true) {}
+class BoundSqliteConnection extends bindingConnection(SqliteConnection, true) {}
 class BoundPostgreSqlConnection extends bindingConnection(PostgreSqlConnection, false) {}
 
-/**
- * SQLite through better-sqlite3, every value bound. Its calls are synchronous on the calling thread:
- * a read costs microseconds instead of a hop through libuv's thread pool and back (node-sqlite3).
- */
-export class BoundSqliteDriver extends AbstractSqlDriver<BoundSqliteConnection, BetterSqlitePlatform> {
+/** SQLite through sqlite3, every value bound. */
+export class BoundSqliteDriver extends AbstractSqlDriver<BoundSqliteConnection, SqlitePlatform> {
   constructor(config: Configuration) {
-    super(config, new BetterSqlitePlatform(), BoundSqliteConnection, ['knex', 'better-sqlite3']);
+    super(config, new SqlitePlatform(), BoundSqliteConnection, ['knex', 'sqlite3']);
   }
 }
 
@@ -97,30 +94,4 @@ export class BoundPostgreSqlDriver extends AbstractSqlDriver<BoundPostgreSqlConn
   constructor(config: Configuration) {
     super(config, new PostgreSqlPlatform(), BoundPostgreSqlConnection, ['knex', 'pg']);
   }
-}
-
-export interface BetterSqliteDatabase {
-  exec(sql: string): unknown;
-  prepare(sql: string): unknown;
-}
-
-const STATEMENTS_KEPT = 500;
-
-/**
- * Keeps the connection's prepared statements by SQL text: knex prepares every statement it runs, and
- * preparing was an eighth of a job read's CPU. Bounded, since a statement whose values the ORM had to
- * format into its text (see toBinding) is a text of its own.
- */
-export function cachePreparedStatements(conn: BetterSqliteDatabase): void {
-  const prepare = conn.prepare.bind(conn);
-  const kept = new Map<string, unknown>();
-  conn.prepare = (sql: string) => {
-    let statement = kept.get(sql);
-    if (statement === undefined) {
-      if (kept.size >= STATEMENTS_KEPT) kept.clear();
-      statement = prepare(sql);
-      kept.set(sql, statement);
-    }
-    return statement;
-  };
 }

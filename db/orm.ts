@@ -5,7 +5,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import type { Config } from '../lib/config';
 import { loadSecretBox } from '../lib/secret-box';
 import { attachSecretBox, resealStoredSecrets } from './sealed-secrets';
-import { BoundPostgreSqlDriver, BoundSqliteDriver, cachePreparedStatements, type BetterSqliteDatabase } from './bound-drivers';
+import { BoundPostgreSqlDriver, BoundSqliteDriver } from './bound-drivers';
 import { AccountEntitySchema } from './account.entity';
 import { ApiKeyEntitySchema, ApiKeyUsageEntitySchema } from './api-key.entity';
 import { CreditEntryEntitySchema } from './credit-entry.entity';
@@ -73,14 +73,12 @@ export function ormOptions(config: Pick<Config, 'databaseUrl' | 'sqlitePath'>): 
 // not retry, while writers serialise on SQLite's single write lock anyway.
 const SQLITE_PRAGMAS = ['PRAGMA journal_mode = WAL', 'PRAGMA synchronous = NORMAL', 'PRAGMA busy_timeout = 10000'];
 
-function sqliteAfterCreate(conn: BetterSqliteDatabase, done: (err?: Error, conn?: unknown) => void) {
-  try {
-    for (const pragma of SQLITE_PRAGMAS) conn.exec(pragma);
-    cachePreparedStatements(conn);
-    done(undefined, conn);
-  } catch (err) {
-    done(err as Error, conn);
-  }
+function sqliteAfterCreate(conn: { run: (sql: string, cb: (err?: Error) => void) => void }, done: (err?: Error, conn?: unknown) => void) {
+  const next = (i: number) => {
+    if (i === SQLITE_PRAGMAS.length) return done(undefined, conn);
+    conn.run(SQLITE_PRAGMAS[i]!, (err) => (err ? done(err, conn) : next(i + 1)));
+  };
+  next(0);
 }
 
 /** Opens the database; `migrate` applies pending migrations first. */

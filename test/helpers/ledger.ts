@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import sqlite3 from 'sqlite3';
 
 export interface JobLedger {
   charges: number;
@@ -7,11 +7,11 @@ export interface JobLedger {
 
 /** Runs one read-only query on a service's SQLite database (tests read the ledger directly). */
 export async function querySqlite<T>(dbFile: string, sql: string, params: unknown[] = []): Promise<T[]> {
-  const db = new Database(dbFile, { readonly: true, fileMustExist: true });
+  const db = new sqlite3.Database(dbFile, sqlite3.OPEN_READONLY);
   try {
-    return Promise.resolve(db.prepare(sql).all(...params) as T[]);
+    return await new Promise<T[]>((resolve, reject) => db.all(sql, params, (err, rows) => (err ? reject(err) : resolve(rows as T[]))));
   } finally {
-    db.close();
+    await new Promise<void>((r) => db.close(() => r()));
   }
 }
 
