@@ -7,6 +7,7 @@ import { JsonProperty, Utils, type Configuration } from '@mikro-orm/core';
 import { AbstractSqlDriver, type AbstractSqlConnection, type Knex } from '@mikro-orm/knex';
 import { PostgreSqlConnection, PostgreSqlPlatform } from '@mikro-orm/postgresql';
 import { SqliteConnection, SqlitePlatform } from '@mikro-orm/sqlite';
+import { Database, OPEN_READWRITE, type Statement } from 'sqlite3';
 
 const UNBINDABLE = Symbol('unbindable');
 
@@ -75,11 +76,67 @@ function bindingConnection<C extends ConnectionClass>(Base: C, datesAsMillisecon
     transformRawResultPublic<T>(res: unknown, method: string): T {
       return this.transformRawResult(res, method as never);
     }
+    /** The rows of a read-only statement outside any transaction (see the SQLite connection's). */
+    readRows(sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+      return this.execute(sql, params, 'all') as Promise<Record<string, unknown>[]>;
+    }
   }
   return Bound;
 }
 
-class BoundSqliteConnection extends bindingConnection(SqliteConnection, true) {}
+/**
+ * A second SQLite connection that only reads (query_only), with its statements prepared once. The
+ * ORM's one connection serialises every statement of the process, so a hot read there waits behind
+ * each write and transaction of the API and the control worker; under WAL this one reads the last
+ * committed state beside them. It never writes: a write here could make a deferred transaction on
+ * the ORM's connection fail with SQLITE_BUSY_SNAPSHOT (see ormOptions).
+ */
+class SqliteReader {
+  private readonly statements = new Map<string, Statement>();
+  private constructor(private readonly db: Database) {}
+
+  static open(file: string): Promise<SqliteReader> {
+    return new Promise((resolve, reject) => {
+      const db = new Database(file, OPEN_READWRITE, (err) => {
+        if (err) return reject(err);
+        db.exec('PRAGMA query_only = 1; PRAGMA busy_timeout = 10000', (e) => (e ? reject(e) : resolve(new SqliteReader(db))));
+      });
+    });
+  }
+
+  all(sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+    let stmt = this.statements.get(sql);
+    if (!stmt) this.statements.set(sql, (stmt = this.db.prepare(sql)));
+    return new Promise((resolve, reject) => stmt.all(params, (err: Error | null, rows: Record<string, unknown>[]) => (err ? reject(err) : resolve(rows))));
+  }
+
+  close(): Promise<void> {
+    for (const stmt of this.statements.values()) stmt.finalize();
+    return new Promise((resolve, reject) => this.db.close((err) => (err ? reject(err) : resolve())));
+  }
+}
+
+class BoundSqliteConnection extends bindingConnection(SqliteConnection, true) {
+  private reader?: Promise<SqliteReader>;
+
+  override async readRows(sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+    const file = this.config.get('dbName');
+    if (!file || file === ':memory:') return super.readRows(sql, params);
+    this.reader ??= SqliteReader.open(file).catch((err: unknown) => {
+      this.reader = undefined;
+      throw err;
+    });
+    const bindings = params.map((v) => toBinding(v, true));
+    return (await this.reader).all(sql, bindings);
+  }
+
+  override async close(force?: boolean): Promise<void> {
+    const reader = this.reader;
+    this.reader = undefined;
+    await reader?.then((r) => r.close()).catch(() => undefined);
+    await super.close(force);
+  }
+}
 class BoundPostgreSqlConnection extends bindingConnection(PostgreSqlConnection, false) {}
 
 /** SQLite through sqlite3, every value bound. */
@@ -94,4 +151,12 @@ export class BoundPostgreSqlDriver extends AbstractSqlDriver<BoundPostgreSqlConn
   constructor(config: Configuration) {
     super(config, new PostgreSqlPlatform(), BoundPostgreSqlConnection, ['knex', 'pg']);
   }
+}
+
+/**
+ * The rows of a read-only statement, outside the EntityManager's transaction: on SQLite from a
+ * reading connection of its own, on PostgreSQL from the pool.
+ */
+export function readRows(em: { getConnection(): unknown }, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+  return (em.getConnection() as BoundSqliteConnection | BoundPostgreSqlConnection).readRows(sql, params);
 }

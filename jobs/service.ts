@@ -5,7 +5,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import type { Account } from '../db/account.entity';
 import { chargeCredits } from '../db/credits.repository';
 import { Job } from './entity';
-import { accountJobCounts, findAccountJob, jobInputOf, listAccountJobs, type JobFilter } from './repository';
+import { accountJobCounts, findAccountJob, jobInputOf, listAccountJobs, readAccountJob, type JobFilter } from './repository';
 import { checkUrlAddress } from '../engines/egress/address-check';
 import { DomainError } from '../lib/errors';
 import type { FileLinks } from '../lib/file-links';
@@ -138,7 +138,7 @@ export async function jobResource(deps: Pick<ApiDeps, 'orchestrator' | 'links'>,
 }
 
 export async function getJob(em: EntityManager, deps: Pick<ApiDeps, 'orchestrator' | 'links'>, accountId: string, jobId: string): Promise<JobResource> {
-  const job = await findAccountJob(em, accountId, jobId);
+  const job = await readAccountJob(em, accountId, jobId);
   if (!job) throw DomainError.notFound(`No job with id ${jobId} in this account`);
   return jobResource(deps, job);
 }

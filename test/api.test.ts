@@ -6,6 +6,7 @@ import { setKeyActive, deleteKey } from '../db/accounts.repository';
 import { Job } from '../jobs/entity';
 import { ledgerSum, refundJob } from '../db/credits.repository';
 import { flushKeyUsage } from '../db/key-usage.repository';
+import { hitRateLimit } from '../db/rate-limit.repository';
 import { InfoError } from '../api/services/orchestrator';
 import type { DownloadParams } from '../operations/download/spec';
 import { JOB_TYPES } from '../operations/registry';
@@ -440,6 +441,27 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         const ok = await h.request('GET', '/v1/jobs', { key: b.key });
         assert.equal(ok.status, 200);
         assert.equal(ok.headers.get('x-ratelimit-limit'), '200');
+      });
+
+      it('concurrent hits of many buckets, written together, each get their own place in their window: none lost, none counted twice', async () => {
+        const now = Date.now();
+        const buckets = Array.from({ length: 7 }, () => `test:${crypto.randomUUID()}`);
+        // 7 buckets x 15 hits at once, one of them counting 3 (an MCP batch), and one in the next minute
+        const hits = buckets.flatMap((b, i) => Array.from({ length: 15 }, (_, j) => ({ b, count: i === 0 && j === 4 ? 3 : 1, at: i === 1 && j === 14 ? now + 60_000 : now })));
+        const results = await Promise.all(hits.map((x) => hitRateLimit(h.orm.em.fork(), x.b, 10, x.at, x.count)));
+        for (const [i, b] of buckets.entries()) {
+          const mine = results.filter((_, k) => hits[k]!.b === b && hits[k]!.at === now);
+          const expected = i === 0 ? 17 : i === 1 ? 14 : 15;
+          // in order of arrival: totals climb by each hit's count and end at the window's full count
+          let total = 0;
+          mine.forEach((r, k) => assert.equal(r.total, (total += hits.filter((x) => x.b === b && x.at === now)[k]!.count), `bucket ${i}`));
+          assert.equal(total, expected, `bucket ${i}`);
+          assert.deepEqual(mine.map((r) => r.exceeded), mine.map((r) => r.total > 10), `bucket ${i}`);
+          const stored = (await h.orm.em.getConnection().execute('select sum(count) as n from rate_limit_counters where bucket = ?', [b])) as { n: number | string }[];
+          assert.equal(Number(stored[0]!.n), i === 1 ? 15 : expected, `bucket ${i} as stored`);
+        }
+        const next = results[hits.findIndex((x) => x.at !== now)]!;
+        assert.equal(next.total, 1, 'the next minute is a window of its own');
       });
 
       it('answers 403, not 429, for a deactivated key whose minute is spent', async () => {

@@ -6,7 +6,7 @@ import { createJobLifecycleActivities } from '../jobs/lifecycle.activities';
 import { Job } from '../jobs/entity';
 import { Upload } from '../db/upload.entity';
 import { adjustCredits, chargeCredits, grantMonthlyAllowances } from '../db/credits.repository';
-import { jobCountsByPlan } from '../jobs/repository';
+import { findAccountJob, jobCountsByPlan, readAccountJob } from '../jobs/repository';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';
 import { runActivity } from './helpers/activity-env';
 
@@ -45,6 +45,25 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
       assert.ok(job.completedAt);
       const refunds = (await h.orm.em.getConnection().execute("select count(*) as n from credit_entries where job_id = ? and kind = 'refund'", [jobId])) as { n: number | string }[];
       assert.equal(Number(refunds[0]!.n), 1);
+    });
+
+    it('the plain job read gives every field exactly as the ORM reads it, and nothing for another account', async () => {
+      const { accountId, jobId } = await newJob();
+      const em = h.orm.em.fork();
+      const job = await em.findOneOrFail(Job, jobId);
+      Object.assign(job, {
+        status: 'completed', progress: 100, parameters: { start: 1.5, nested: { a: [1, 'é'] } }, resultData: { width: 640, note: 'ok' },
+        outputFile: 'out/x.mp4', errorMessage: null, webhookUrl: 'https://hooks.example/x',
+        startedAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678)), completedAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 9, 1)), expiresAt: new Date(Date.UTC(2026, 0, 3)),
+      });
+      await em.flush();
+      const viaOrm = await findAccountJob(h.orm.em.fork(), accountId, jobId.toUpperCase());
+      const plain = await readAccountJob(h.orm.em.fork(), accountId, jobId.toUpperCase());
+      assert.ok(viaOrm && plain);
+      assert.deepEqual({ ...plain }, { ...viaOrm });
+      assert.ok(plain instanceof Job && plain.createdAt instanceof Date && plain.completedAt instanceof Date);
+      assert.equal(await readAccountJob(h.orm.em.fork(), (await h.newAccount()).accountId, jobId), null);
+      assert.equal(await readAccountJob(h.orm.em.fork(), accountId, 'not-a-job-id'), null);
     });
 
     it('the monthly top-up (the schedule\'s activity) tops each account up to its allowance once per month', async () => {
