@@ -64,6 +64,10 @@ async function ensureMonthlyGrant(em: EntityManager, accountId: string, now: Dat
   await applyToBalance(em, accountId, amount);
 }
 
+// "account:month" whose monthly grant a committed charge of this process has seen: a grant is never
+// taken back, so a charge needs neither the grant check nor the lock it runs under for them again.
+const grantsSeen = new Set<string>();
+
 /**
  * In one transaction: locks the account, applies the monthly grant, takes `cost` off the balance
  * only if it covers it (one conditional update; 402 otherwise), runs `write` (e.g. inserting the
@@ -76,10 +80,14 @@ export async function chargeCredits<T>(
   what: string,
   write: (tx: EntityManager) => Promise<{ jobId: string | null; value: T }>,
 ): Promise<T> {
+  const now = new Date();
+  const granted = `${accountId}:${monthOf(now)}`;
   return em.transactional(async (tx) => {
-    const now = new Date();
-    await lockAccount(tx, accountId);
-    await ensureMonthlyGrant(tx, accountId, now);
+    // once this month's grant is in, the conditional update below is the first write and takes the lock
+    if (!grantsSeen.has(granted)) {
+      await lockAccount(tx, accountId);
+      await ensureMonthlyGrant(tx, accountId, now);
+    }
     const res = await tx.getConnection().execute('update accounts set balance = balance - ? where id = ? and balance >= ?', [cost, accountId, cost], 'run', tx.getTransactionContext());
     if (Number((res as { affectedRows?: number }).affectedRows ?? 0) === 0) {
       const balance = await getBalance(tx, accountId);
@@ -88,6 +96,10 @@ export async function chargeCredits<T>(
     const { jobId, value } = await write(tx);
     tx.create(CreditEntry, { accountId, amount: -cost, kind: 'charge', jobId, period: null, note: what, createdAt: now });
     await tx.flush();
+    return value;
+  }).then((value) => {
+    if (grantsSeen.size >= 10_000) grantsSeen.clear(); // a bound; an account missing here is only checked again
+    grantsSeen.add(granted);
     return value;
   });
 }

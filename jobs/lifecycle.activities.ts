@@ -1,13 +1,12 @@
 import type { MikroORM } from '@mikro-orm/core';
 import { Job } from './entity';
-import { Account } from '../db/account.entity';
-import { claimRunningSlot, failJobWithRefund, jobsDueASlot, type SlotClaim } from './repository';
+import { claimRunningSlot, failJobWithRefund, jobAccountPlan, jobsDueASlot, type SlotClaim } from './repository';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import { JobFailure } from '../lib/job-failure';
 import type { JobEnd, JobOutput } from './types';
 import { log } from '../lib/logger';
-import { PLANS, type PlanName } from '../lib/plans';
+import { PLANS } from '../lib/plans';
 import { creditsRefunded, jobDuration, jobsCompleted, jobsFailed } from '../lib/metrics';
 
 export interface JobLifecycleDeps {
@@ -27,29 +26,22 @@ export function createJobLifecycleActivities(deps: JobLifecycleDeps) {
     return { em, job };
   }
 
-  /** The account's plan cap on jobs processing at once, read now: a plan change applies to the next claim. */
-  async function maxRunningOf(em: ReturnType<typeof orm.em.fork>, accountId: string): Promise<number> {
-    const account = await em.findOne(Account, accountId, { fields: ['plan'] });
-    return PLANS[(account?.plan ?? 'free') as PlanName].maxRunningJobs;
-  }
-
   return {
     /** Takes one of the account's running slots for a pending job, in the account's order; 'waiting' when none is free yet. */
     async claimRunningSlot(jobId: string): Promise<SlotClaim> {
-      const em = orm.em.fork();
-      const job = await em.findOne(Job, jobId, { fields: ['accountId'] });
-      if (!job) throw JobFailure.internal(`job ${jobId} does not exist`, 'JobMissing');
-      const { claim, job: claimed } = await claimRunningSlot(em.fork(), jobId, await maxRunningOf(em, job.accountId));
+      // the plan is read now: a plan change applies to the next claim
+      const owner = await jobAccountPlan(orm.em, jobId);
+      if (!owner) throw JobFailure.internal(`job ${jobId} does not exist`, 'JobMissing');
+      const { claim, job: claimed } = await claimRunningSlot(orm.em.fork(), jobId, owner.accountId, PLANS[owner.plan].maxRunningJobs);
       if (claim === 'claimed' && claimed) log.info({ job_id: claimed.id, job_type: claimed.jobType, account_id: claimed.accountId, status: 'processing' }, 'job processing');
       return claim;
     },
 
     /** The jobs of this job's account that a freed slot lets run now (oldest first). */
     async jobsDueASlot(jobId: string): Promise<string[]> {
-      const em = orm.em.fork();
-      const job = await em.findOne(Job, jobId, { fields: ['accountId'] });
-      if (!job) return [];
-      return jobsDueASlot(em, job.accountId, await maxRunningOf(em, job.accountId));
+      const owner = await jobAccountPlan(orm.em, jobId);
+      if (!owner) return [];
+      return jobsDueASlot(orm.em.fork(), owner.accountId, PLANS[owner.plan].maxRunningJobs);
     },
 
     async markProcessing(jobId: string): Promise<void> {

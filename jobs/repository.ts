@@ -103,23 +103,35 @@ export type SlotClaim = 'claimed' | 'waiting' | 'not-pending';
  * kept for it), and jobs created together within the slots start together. The account row is
  * locked so two claims cannot both take the last slot.
  */
-export async function claimRunningSlot(em: EntityManager, jobId: string, maxRunning: number): Promise<{ claim: SlotClaim; job: Job | null }> {
+export async function claimRunningSlot(em: EntityManager, jobId: string, accountId: string, maxRunning: number): Promise<{ claim: SlotClaim; job: Job | null }> {
   return em.transactional(async (tx) => {
-    const found = await tx.findOne(Job, jobId, { fields: ['accountId'] });
-    if (!found) return { claim: 'not-pending', job: null };
-    await lockAccount(tx, found.accountId);
+    await lockAccount(tx, accountId);
     // read under the lock: a concurrent claim of the same job may have committed since
-    const job = await tx.findOneOrFail(Job, jobId, { refresh: true });
+    const job = await tx.findOne(Job, { id: jobId, accountId }, { refresh: true });
+    if (!job) return { claim: 'not-pending', job: null };
     if (job.status !== 'pending') return { claim: 'not-pending', job };
-    const running = await tx.count(Job, { accountId: job.accountId, status: 'processing' });
-    const older = await tx.count(Job, { accountId: job.accountId, status: 'pending', $or: [{ createdAt: { $lt: job.createdAt } }, { createdAt: job.createdAt, id: { $lt: job.id } }] });
-    if (running + older >= maxRunning) return { claim: 'waiting', job };
+    // the account's running jobs and its pending ones older than this, in one read
+    const [ahead] = (await tx.getConnection().execute(
+      `select coalesce(sum(case when status = 'processing' then 1 else 0 end), 0) as running,
+              coalesce(sum(case when status = 'pending' and (created_at < ? or (created_at = ? and id < ?)) then 1 else 0 end), 0) as older
+         from jobs where account_id = ? and status in ('processing', 'pending')`,
+      [job.createdAt, job.createdAt, job.id, accountId],
+      'all',
+      tx.getTransactionContext(),
+    )) as { running: number | string; older: number | string }[];
+    if (Number(ahead!.running) + Number(ahead!.older) >= maxRunning) return { claim: 'waiting', job };
     job.status = 'processing';
     job.startedAt = new Date();
     job.progress = 0;
     await tx.flush();
     return { claim: 'claimed', job };
   });
+}
+
+/** A job's account and that account's plan, read beside the writes (null for an unknown job). */
+export async function jobAccountPlan(em: EntityManager, jobId: string): Promise<{ accountId: string; plan: PlanName } | null> {
+  const rows = await readRows(em, 'select j.account_id as account_id, a.plan as plan from jobs j join accounts a on a.id = j.account_id where j.id = ?', [jobId]);
+  return rows[0] ? { accountId: rows[0].account_id as string, plan: rows[0].plan as PlanName } : null;
 }
 
 /** The account's oldest pending jobs, as many as it has free slots: the ones to wake when a slot frees. */
@@ -130,10 +142,11 @@ export async function jobsDueASlot(em: EntityManager, accountId: string, maxRunn
   return next.map((j) => j.id);
 }
 
-/** How many of the account's jobs are processing now, and how many wait for a slot. */
+/** How many of the account's jobs are processing now, and how many wait for a slot (one read beside the writes). */
 export async function accountJobCounts(em: EntityManager, accountId: string): Promise<{ running: number; queued: number }> {
-  const [running, queued] = await Promise.all([em.count(Job, { accountId, status: 'processing' }), em.count(Job, { accountId, status: 'pending' })]);
-  return { running, queued };
+  const rows = await readRows(em, "select status, count(*) as n from jobs where account_id = ? and status in ('processing', 'pending') group by status", [accountId]);
+  const count = (status: string) => Number(rows.find((r) => r.status === status)?.n ?? 0);
+  return { running: count('processing'), queued: count('pending') };
 }
 
 /** Jobs processing and pending per plan (bounded labels for metrics: never per account). */
