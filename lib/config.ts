@@ -8,6 +8,12 @@ import type { SecretsSettings } from './secret-box';
  * huge picture (an "image bomb") is refused before its frame buffer exists.
  */
 export const DEFAULT_MAX_SOURCE_PIXELS = 8192 * 4320;
+/**
+ * Workflows a worker keeps cached. The SDK's default follows the heap limit (about 2,300 on a 4 GB
+ * heap), and a workflow that ends without a last task (terminated, timed out) stays cached until
+ * pushed out, so serve's memory climbed with every burst; a job's history is short to replay.
+ */
+export const WORKFLOW_CACHE_DEFAULT = 500;
 
 const flag = z
   .string()
@@ -69,6 +75,7 @@ const EnvSchema = z.object({
   JOB_TOOL_NICENESS: z.coerce.number().int().min(0).max(19).default(10),
   BATCH_TOOL_NICENESS: z.coerce.number().int().min(0).max(19).default(19),
   SERVE_TOOL_WORKERS: z.enum(['process', 'inline']).default('process'),
+  WORKFLOW_CACHE_SIZE: z.coerce.number().int().min(2).max(100_000).default(WORKFLOW_CACHE_DEFAULT),
   RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(15),
   RECONCILE_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
   QUEUE_CONCURRENCY: z
@@ -151,6 +158,8 @@ export type Config = {
   batchToolNiceness: number;
   /** serve: the tool queues' workers in a child process of their own ('process'), or in serve's own ('inline'). */
   serveToolWorkers: 'process' | 'inline';
+  /** Workflows a worker keeps in memory between their tasks (WORKFLOW_CACHE_SIZE); the rest replay their history when they next run. */
+  workflowCacheSize: number;
   /** Activities run at once per worker, by queue (QUEUE_CONCURRENCY); the queue table has the defaults. */
   queueConcurrency: Partial<Record<TaskQueue, number>>;
   /** Python of the virtualenv that has faster-whisper (its site-packages are searched for models). */
@@ -227,6 +236,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000,
     logLevel: e.LOG_LEVEL,
     queueConcurrency: e.QUEUE_CONCURRENCY,
+    workflowCacheSize: e.WORKFLOW_CACHE_SIZE,
     jobToolNiceness: e.JOB_TOOL_NICENESS,
     batchToolNiceness: Math.max(e.JOB_TOOL_NICENESS, e.BATCH_TOOL_NICENESS),
     serveToolWorkers: e.SERVE_TOOL_WORKERS,

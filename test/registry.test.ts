@@ -73,6 +73,12 @@ describe('operation registry and queue table', () => {
     }
   });
 
+  it('workers keep at most WORKFLOW_CACHE_SIZE workflows cached (500 unless set; fewer than 2 is refused)', () => {
+    assert.equal(loadConfig({ DATA_DIR: '/tmp/mediasvc-registry-test' }).workflowCacheSize, 500);
+    assert.equal(loadConfig({ DATA_DIR: '/tmp/mediasvc-registry-test', WORKFLOW_CACHE_SIZE: '40' }).workflowCacheSize, 40);
+    assert.throws(() => loadConfig({ DATA_DIR: '/tmp/mediasvc-registry-test', WORKFLOW_CACHE_SIZE: '1' }), /WORKFLOW_CACHE_SIZE/);
+  });
+
   it('a worker refuses to start when its queue lacks an activity a workflow calls', () => {
     const config = loadConfig({ DATA_DIR: '/tmp/mediasvc-registry-test' });
     const deps = { config, storage: new LocalStorage(config), egress: {} as EgressProxy };

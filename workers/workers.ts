@@ -59,7 +59,7 @@ export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Prom
             ...(storage.stepsShareNoDisk && spec.usesWorkDir ? [() => ({ inbound: new StepScratchInterceptor(storage) })] : []),
           ],
         },
-        ...(spec.runsWorkflows ? { workflowBundle: await workflowBundle() } : {}),
+        ...(spec.runsWorkflows ? { workflowBundle: await workflowBundle(), maxCachedWorkflows: config.workflowCacheSize } : {}),
       }),
     );
   }
