@@ -92,7 +92,7 @@ function bindingConnection<C extends ConnectionClass>(Base: C, datesAsMillisecon
  * the ORM's connection fail with SQLITE_BUSY_SNAPSHOT (see ormOptions).
  */
 class SqliteReader {
-  private readonly statements = new Map<string, Statement>();
+  private readonly statements = new Map<string, Promise<Statement>>();
   private constructor(private readonly db: Database) {}
 
   static open(file: string): Promise<SqliteReader> {
@@ -104,15 +104,27 @@ class SqliteReader {
     });
   }
 
-  all(sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
-    let stmt = this.statements.get(sql);
-    if (!stmt) this.statements.set(sql, (stmt = this.db.prepare(sql)));
+  async all(sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+    const stmt = await this.prepared(sql);
     return new Promise((resolve, reject) => stmt.all(params, (err: Error | null, rows: Record<string, unknown>[]) => (err ? reject(err) : resolve(rows))));
   }
 
-  close(): Promise<void> {
-    for (const stmt of this.statements.values()) stmt.finalize();
+  async close(): Promise<void> {
+    for (const stmt of this.statements.values()) await stmt.then((s) => s.finalize()).catch(() => undefined);
     return new Promise((resolve, reject) => this.db.close((err) => (err ? reject(err) : resolve())));
+  }
+
+  /** The statement prepared once per SQL text; one that failed to prepare is not kept. */
+  private prepared(sql: string): Promise<Statement> {
+    let stmt = this.statements.get(sql);
+    if (!stmt) {
+      stmt = new Promise((resolve, reject) => {
+        const s = this.db.prepare(sql, (err) => (err ? reject(err) : resolve(s)));
+      });
+      this.statements.set(sql, stmt);
+      stmt.catch(() => this.statements.delete(sql));
+    }
+    return stmt;
   }
 }
 

@@ -9,6 +9,7 @@ import { adjustCredits, chargeCredits, grantMonthlyAllowances } from '../db/cred
 import { findAccountJob, jobCountsByPlan, readAccountJob } from '../jobs/repository';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';
 import { runActivity } from './helpers/activity-env';
+import { readRows } from '../db/bound-drivers';
 
 for (const dialect of ['sqlite', 'postgresql'] as const) {
   describe(`control activities on ${dialect}`, () => {
@@ -64,6 +65,12 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
       assert.ok(plain instanceof Job && plain.createdAt instanceof Date && plain.completedAt instanceof Date);
       assert.equal(await readAccountJob(h.orm.em.fork(), (await h.newAccount()).accountId, jobId), null);
       assert.equal(await readAccountJob(h.orm.em.fork(), accountId, 'not-a-job-id'), null);
+    });
+
+    it('a read on the reading connection that fails is an error of that read alone: the next reads go on', async () => {
+      const { jobId } = await newJob();
+      for (let i = 0; i < 2; i++) await assert.rejects(readRows(h.orm.em, 'select no_such_column from jobs where id = ?', [jobId]), /no_such_column/);
+      assert.deepEqual((await readRows(h.orm.em, 'select id from jobs where id = ?', [jobId])).map((r) => r.id), [jobId]);
     });
 
     it('the monthly top-up (the schedule\'s activity) tops each account up to its allowance once per month', async () => {
