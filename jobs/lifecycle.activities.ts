@@ -32,8 +32,8 @@ export function createJobLifecycleActivities(deps: JobLifecycleDeps) {
       // the plan is read now: a plan change applies to the next claim
       const owner = await jobAccountPlan(orm.em, jobId);
       if (!owner) throw JobFailure.internal(`job ${jobId} does not exist`, 'JobMissing');
-      const { claim, job: claimed } = await claimRunningSlot(orm.em.fork(), jobId, owner.accountId, PLANS[owner.plan].maxRunningJobs);
-      if (claim === 'claimed' && claimed) log.info({ job_id: claimed.id, job_type: claimed.jobType, account_id: claimed.accountId, status: 'processing' }, 'job processing');
+      const { claim, jobType } = await claimRunningSlot(orm.em.fork(), jobId, owner.accountId, PLANS[owner.plan].maxRunningJobs);
+      if (claim === 'claimed') log.info({ job_id: jobId, job_type: jobType, account_id: owner.accountId, status: 'processing' }, 'job processing');
       return claim;
     },
 

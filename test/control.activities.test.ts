@@ -123,6 +123,10 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
       assert.deepEqual(claimed.sort(), [ids[0], ids[1]].sort(), JSON.stringify(claims));
       const statuses = async () => Promise.all(ids.map(async (id) => (await h.orm.em.fork().findOneOrFail(Job, id)).status));
       assert.deepEqual(await statuses(), ['processing', 'processing', 'pending', 'pending']);
+      for (const id of [ids[0]!, ids[1]!]) {
+        const started = (await h.orm.em.fork().findOneOrFail(Job, id)).startedAt;
+        assert.ok(started && Math.abs(started.getTime() - Date.now()) < 60_000, `a claimed job has its start time: ${String(started)}`);
+      }
       let account = await h.request('GET', '/v1/account', { key: a.key });
       assert.deepEqual([account.body.running_jobs, account.body.queued_jobs, account.body.max_running_jobs], [2, 2, 2], JSON.stringify(account.body));
 
