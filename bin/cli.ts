@@ -16,8 +16,10 @@ import { isTaskQueue, TASK_QUEUES, type TaskQueue } from '../lib/queues';
 import { startApi, startMetricsServer, startWorkerProcess, startWorkers, stopWithParent, temporalAddress } from './runtime';
 import { QUEUE_TABLE } from '../workers/queues';
 
-// glibc read MALLOC_ARENA_MAX at start; children (ffmpeg, yt-dlp, Whisper) run with glibc's default
-if (process.env.MEDIASVC_DEFAULT_ARENAS) {
+// glibc read MALLOC_ARENA_MAX at start; children (ffmpeg, yt-dlp, Whisper) run with glibc's default,
+// but a worker process of ours is the service's own and keeps one arena
+const oneArena = Boolean(process.env.MEDIASVC_DEFAULT_ARENAS);
+if (oneArena) {
   delete process.env.MALLOC_ARENA_MAX;
   delete process.env.MEDIASVC_DEFAULT_ARENAS;
 }
@@ -172,7 +174,7 @@ async function serve(config: Config, withApi: boolean, queues: TaskQueue[]): Pro
     if (!withApi) stopWithParent();
     const workers = inline.length ? await startWorkers(config, inline, address, needsOrm ? orm : undefined) : null;
     if (workers) stops.push(() => workers.stop());
-    const toolWorkers = toolQueues.length ? startWorkerProcess(toolQueues, address) : null;
+    const toolWorkers = toolQueues.length ? startWorkerProcess(toolQueues, address, oneArena) : null;
     if (toolWorkers) stops.push(() => toolWorkers.stop());
     const api = withApi ? await startApi(config, orm, address) : null;
     if (api) stops.push(() => api.close());

@@ -123,8 +123,10 @@ export async function startApi(config: Config, orm: MikroORM, address: string): 
  * they pipe through the egress proxy then never delay the API's and control's event loop. It gets
  * SIGTERM on stop, and stops by itself should this process die without stopping it.
  */
-export function startWorkerProcess(queues: TaskQueue[], address: string): Running {
+export function startWorkerProcess(queues: TaskQueue[], address: string, oneArena = false): Running {
   const env: NodeJS.ProcessEnv = { ...process.env, TEMPORAL_ADDRESS: address, MEDIASVC_PARENT_PID: String(process.pid) };
+  // as bin/mediasvc starts this process: one malloc arena for Node, the default for its tools
+  if (oneArena) Object.assign(env, { MALLOC_ARENA_MAX: '1', MEDIASVC_DEFAULT_ARENAS: '1' });
   // the listeners are this process's
   delete env.METRICS_PORT;
   delete env.TEMPORAL_METRICS_PORT;

@@ -183,6 +183,34 @@ export function groupProcesses(pgid: number): { pid: string; comm: string }[] {
   return out;
 }
 
+/**
+ * CPU seconds used so far in group `pgid` (serve's own process, the media workers with their tools,
+ * the Temporal dev server): user + system, reaped children's included.
+ */
+export function groupCpu(pgid: number): Map<string, number> {
+  const ticks = 100; // USER_HZ on Linux
+  const out = new Map<string, number>();
+  for (const { pid, comm } of groupProcesses(pgid)) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // fields 14-17 (utime stime cutime cstime), counted from the state field (3) after the command
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const seconds = [11, 12, 13, 14].reduce((a, i) => a + Number(f[i]), 0) / ticks;
+      // a tool's time moves into its worker's once it ends, so the two count as one
+      const name = Number(pid) === pgid ? 'serve' : comm === 'node' || /ffmpeg|ffprobe|python|yt-dlp/.test(comm) ? 'media workers' : comm;
+      out.set(name, (out.get(name) ?? 0) + seconds);
+    } catch {
+      // the process ended while we read it
+    }
+  }
+  return out;
+}
+
+/** What each process name of the group used between two `groupCpu` readings (seconds), largest first. */
+export function cpuBetween(before: Map<string, number>, after: Map<string, number>): [string, number][] {
+  return [...after].map(([name, s]): [string, number] => [name, Math.max(0, s - (before.get(name) ?? 0))]).sort((a, b) => b[1] - a[1]);
+}
+
 /** Resident memory (bytes) of one process; null when it ended while read. */
 export function processRss(pid: string): number | null {
   try {

@@ -5,10 +5,11 @@
 // The created jobs are not the subject here: after each run their workflows are terminated and the
 // rows marked failed, so the next row starts on an idle stack.
 import crypto from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { createAccount } from '../../../db/accounts.repository';
-import { fmt, groupTools, load, startPeer, type BenchContext, type BenchRow } from '../harness';
+import { cpuBetween, fmt, groupCpu, groupTools, load, startPeer, type BenchContext, type BenchRow } from '../harness';
 
 const CONNECTIONS = 16;
 const LEDGER_ROWS = Number(process.env.BENCH_LEDGER_ROWS ?? 1_000_000);
@@ -65,10 +66,15 @@ async function discard(ctx: BenchContext, jobIds: string[]): Promise<void> {
   }
 }
 
-async function creates(ctx: BenchContext, accountId: string, seconds = ctx.seconds): Promise<{ perSecond: number; p50: number; other: number }> {
+/** The CPU cores each part of the stack used during a run (this process is the load generator). */
+type CoresUsed = Record<'serve' | 'temporal' | 'media' | 'load', number>;
+
+async function creates(ctx: BenchContext, accountId: string, seconds = ctx.seconds): Promise<{ perSecond: number; p50: number; other: number; cores: CoresUsed }> {
   const keys = await Promise.all(Array.from({ length: CONNECTIONS }, () => ctx.newKey(accountId)));
   const ids: string[] = [];
   const body = JSON.stringify({ url: ctx.files.url('clip10.mp4') });
+  const pgid = ctx.stack.svc.child.pid!;
+  const [cpu0, self0, t0] = [groupCpu(pgid), process.cpuUsage(), performance.now()];
   const res = await load({
     url: `${ctx.stack.base}/v1/fingerprint`,
     method: 'POST',
@@ -80,9 +86,18 @@ async function creates(ctx: BenchContext, accountId: string, seconds = ctx.secon
       if (status === 202) ids.push((JSON.parse(text) as { job_id: string }).job_id);
     },
   });
+  const wall = (performance.now() - t0) / 1000;
+  const used = new Map(cpuBetween(cpu0, groupCpu(pgid)));
+  const self = process.cpuUsage(self0);
+  const cores = {
+    serve: (used.get('serve') ?? 0) / wall,
+    temporal: (used.get('temporal') ?? 0) / wall,
+    media: (used.get('media workers') ?? 0) / wall,
+    load: (self.user + self.system) / 1e6 / wall,
+  };
   await discard(ctx, ids);
   const accepted = res.statuses[202] ?? 0;
-  return { perSecond: accepted / seconds, p50: res.p50Ms, other: res.requests - accepted };
+  return { perSecond: accepted / seconds, p50: res.p50Ms, other: res.requests - accepted, cores };
 }
 
 const row: BenchRow = {
@@ -109,6 +124,8 @@ const row: BenchRow = {
     const from = t0 + 500;
     const to = from + ctx.seconds * 1000;
     let temporalStarts = 0;
+    const pgid = ctx.stack.svc.child.pid!;
+    const cpu0 = groupCpu(pgid);
     await Promise.all(
       Array.from({ length: CONNECTIONS }, async () => {
         while (performance.now() < to) {
@@ -122,15 +139,19 @@ const row: BenchRow = {
         }
       }),
     );
+    // Temporal's CPU per bare start: the server's share of what one job's start costs
+    const temporalCpu = new Map(cpuBetween(cpu0, groupCpu(pgid))).get('temporal') ?? 0;
     const insert = await load({ url: `http://127.0.0.1:${peer!.port}/v1/fingerprint`, method: 'POST', connections: CONNECTIONS, seconds: ctx.seconds, body: () => JSON.stringify({ url: ctx.files.url('clip10.mp4') }) });
     return {
       fresh: fresh.perSecond,
       freshP50: fresh.p50,
       freshOther: fresh.other,
+      ...Object.fromEntries(Object.entries(fresh.cores).map(([k, v]) => [`cores_${k}`, v])),
       big: big.perSecond,
       bigP50: big.p50,
       bigOther: big.other,
       temporal: temporalStarts / ctx.seconds,
+      temporalCpuPerStart: (temporalCpu * 1000) / started.length,
       insert: (insert.statuses[202] ?? 0) / ctx.seconds,
     };
   },
@@ -142,6 +163,12 @@ const row: BenchRow = {
       ratio: fmt.ratio(m.fresh!, m.temporal!),
     },
     { what: '(same)', product: '', peer: `Koa + SQLite insert of job + ledger row: ${fmt.rate(m.insert!, '/s')}`, ratio: fmt.ratio(m.fresh!, m.insert!) },
+    {
+      what: `(same) CPU cores used during the run, of ${os.availableParallelism()}`,
+      product: `serve ${m.cores_serve!.toFixed(2)}, Temporal dev server ${m.cores_temporal!.toFixed(2)}, media workers and their tools ${m.cores_media!.toFixed(2)}, load generator ${m.cores_load!.toFixed(2)}`,
+      peer: `CPU per accepted job: serve ${fmt.ms((m.cores_serve! * 1000) / m.fresh!)}, Temporal ${fmt.ms((m.cores_temporal! * 1000) / m.fresh!)} (a bare start: ${fmt.ms(m.temporalCpuPerStart!)})`,
+      ratio: '',
+    },
     {
       what: `Same, on an account with ${LEDGER_ROWS.toLocaleString('en')} ledger rows`,
       product: `${fmt.rate(m.big!, 'jobs/s')}, p50 ${fmt.ms(m.bigP50!)}`,
