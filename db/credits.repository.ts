@@ -68,10 +68,20 @@ async function ensureMonthlyGrant(em: EntityManager, accountId: string, now: Dat
 // taken back, so a charge needs neither the grant check nor the lock it runs under for them again.
 const grantsSeen = new Set<string>();
 
+/** A charge of chargeCredits: `write` adds its rows (e.g. the job) to the transaction that charges it. */
+interface Charge<T> {
+  accountId: string;
+  cost: number;
+  what: string;
+  write: (tx: EntityManager) => Promise<{ jobId: string | null; value: T }>;
+}
+
 /**
  * In one transaction: locks the account, applies the monthly grant, takes `cost` off the balance
  * only if it covers it (one conditional update; 402 otherwise), runs `write` (e.g. inserting the
  * job row) and appends the charge to the ledger. O(1) in the size of the ledger.
+ *
+ * On SQLite, charges that arrive while one commits share the next transaction (see ChargeQueue).
  */
 export async function chargeCredits<T>(
   em: EntityManager,
@@ -80,29 +90,108 @@ export async function chargeCredits<T>(
   what: string,
   write: (tx: EntityManager) => Promise<{ jobId: string | null; value: T }>,
 ): Promise<T> {
-  const now = new Date();
-  const granted = `${accountId}:${monthOf(now)}`;
-  return em.transactional(async (tx) => {
-    // once this month's grant is in, the conditional update below is the first write and takes the lock
-    if (!grantsSeen.has(granted)) {
-      await lockAccount(tx, accountId);
-      await ensureMonthlyGrant(tx, accountId, now);
-    }
-    const res = await tx.getConnection().execute('update accounts set balance = balance - ? where id = ? and balance >= ?', [cost, accountId, cost], 'run', tx.getTransactionContext());
-    if (Number((res as { affectedRows?: number }).affectedRows ?? 0) === 0) {
-      const balance = await getBalance(tx, accountId);
-      throw new DomainError('insufficient_credits', `${what} costs ${cost} credit${cost === 1 ? '' : 's'} but the balance is ${balance}; add credits or upgrade the plan.`);
-    }
-    const { jobId, value } = await write(tx);
-    tx.create(CreditEntry, { accountId, amount: -cost, kind: 'charge', jobId, period: null, note: what, createdAt: now });
-    await tx.flush();
-    return value;
-  }).then((value) => {
-    if (grantsSeen.size >= 10_000) grantsSeen.clear(); // a bound; an account missing here is only checked again
-    grantsSeen.add(granted);
-    return value;
-  });
+  const charge: Charge<T> = { accountId, cost, what, write };
+  if (em.isInTransaction() || em.getPlatform().constructor.name.toLowerCase().includes('postgre')) {
+    // PostgreSQL runs transactions side by side; a caller's own transaction must hold its charge
+    const [outcome] = await chargeTogether(em, [charge]);
+    return settle(outcome!) as T;
+  }
+  const connection = em.getConnection();
+  let queue = chargeQueues.get(connection);
+  if (!queue) chargeQueues.set(connection, (queue = new ChargeQueue(em)));
+  return queue.add(charge);
 }
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+function settle<T>(outcome: Outcome<T>): T {
+  if (!outcome.ok) throw outcome.error;
+  return outcome.value;
+}
+
+/**
+ * Charges in one transaction, each as chargeCredits describes; one the balance does not cover is
+ * refused alone (its update changed nothing). Any other failure rolls the whole transaction back.
+ */
+async function chargeTogether(em: EntityManager, charges: Charge<unknown>[]): Promise<Outcome<unknown>[]> {
+  const now = new Date();
+  const seen: string[] = [];
+  const outcomes = await em.transactional(async (tx) => {
+    const out: Outcome<unknown>[] = [];
+    for (const { accountId, cost, what, write } of charges) {
+      const granted = `${accountId}:${monthOf(now)}`;
+      // once this month's grant is in, the conditional update below is the first write and takes the lock
+      if (!grantsSeen.has(granted)) {
+        await lockAccount(tx, accountId);
+        await ensureMonthlyGrant(tx, accountId, now);
+      }
+      seen.push(granted);
+      const res = await tx.getConnection().execute('update accounts set balance = balance - ? where id = ? and balance >= ?', [cost, accountId, cost], 'run', tx.getTransactionContext());
+      if (Number((res as { affectedRows?: number }).affectedRows ?? 0) === 0) {
+        const balance = await getBalance(tx, accountId);
+        out.push({ ok: false, error: new DomainError('insufficient_credits', `${what} costs ${cost} credit${cost === 1 ? '' : 's'} but the balance is ${balance}; add credits or upgrade the plan.`) });
+        continue;
+      }
+      const { jobId, value } = await write(tx);
+      tx.create(CreditEntry, { accountId, amount: -cost, kind: 'charge', jobId, period: null, note: what, createdAt: now });
+      out.push({ ok: true, value });
+    }
+    await tx.flush();
+    return out;
+  });
+  if (grantsSeen.size >= 10_000) grantsSeen.clear(); // a bound; an account missing here is only checked again
+  for (const g of seen) grantsSeen.add(g);
+  return outcomes;
+}
+
+/**
+ * Group commit for SQLite's one connection. A transaction there holds the connection for a round
+ * trip through the event loop per statement, so charges one at a time were 5 round trips each; the
+ * charges that arrive while a transaction commits share the next one (its begin, flush and commit).
+ * Should that shared transaction fail, each of its charges runs again alone, so one bad charge
+ * fails only its own caller.
+ */
+class ChargeQueue {
+  private waiting: { charge: Charge<unknown>; resolve(v: unknown): void; reject(e: unknown): void }[] = [];
+  private draining = false;
+  constructor(private readonly em: EntityManager) {}
+
+  add<T>(charge: Charge<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.push({ charge: charge as Charge<unknown>, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.waiting.length) {
+        const batch = this.waiting.splice(0, MAX_CHARGES_PER_TRANSACTION);
+        let outcomes: Outcome<unknown>[];
+        try {
+          outcomes = await chargeTogether(this.em.fork(), batch.map((b) => b.charge));
+        } catch (err) {
+          if (batch.length === 1) outcomes = [{ ok: false, error: err }];
+          else {
+            outcomes = [];
+            for (const b of batch) outcomes.push(await chargeTogether(this.em.fork(), [b.charge]).then(([o]) => o!, (error: unknown) => ({ ok: false, error }) as const));
+          }
+        }
+        batch.forEach((b, i) => {
+          const o = outcomes[i]!;
+          if (o.ok) b.resolve(o.value);
+          else b.reject(o.error);
+        });
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+}
+
+const MAX_CHARGES_PER_TRANSACTION = 64;
+const chargeQueues = new WeakMap<object, ChargeQueue>();
 
 /** Refunds a job's charge. Idempotent: the (job_id, 'refund') unique key admits one refund ever. Returns true if it wrote one. */
 export async function refundJob(em: EntityManager, accountId: string, jobId: string, amount: number): Promise<boolean> {

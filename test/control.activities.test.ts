@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createJobLifecycleActivities } from '../jobs/lifecycle.activities';
 import { Job } from '../jobs/entity';
 import { Upload } from '../db/upload.entity';
-import { adjustCredits, chargeCredits, grantMonthlyAllowances } from '../db/credits.repository';
+import { adjustCredits, chargeCredits, grantMonthlyAllowances, ledgerSum } from '../db/credits.repository';
 import { findAccountJob, jobCountsByPlan, readAccountJob } from '../jobs/repository';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';
 import { runActivity } from './helpers/activity-env';
@@ -32,6 +32,39 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
     }
 
     const acts = () => createJobLifecycleActivities({ orm: h.orm, storage: h.storage, config: { downloadUrlTtlMinutes: 60 } });
+
+    it('charges that arrive together: each one the balance covers is taken once with its row, the rest refused, and a charge whose write fails fails alone', async () => {
+      const [a, b, c] = [await h.newAccount('starter', 10), await h.newAccount('starter', 4), await h.newAccount('starter', 10)];
+      const existing = (await newJob()).jobId;
+      const charge = (accountId: string, jobId: string) =>
+        chargeCredits(h.orm.em.fork(), accountId, 3, 'test job', async (tx) => {
+          tx.create(Job, { id: jobId, accountId, jobType: 'download', status: 'pending', sourceUrl: 'http://x/', parameters: {}, creditsCharged: 3, resultData: null, createdAt: new Date() });
+          return { jobId, value: jobId };
+        }).then(
+          (v) => ({ ok: true as const, v }),
+          (err: Error & { kind?: string }) => ({ ok: false as const, message: err.message, kind: err.kind }),
+        );
+      // 5 charges of 3 on 10 credits, 3 on 4, and amid them one whose row collides with an existing job's id
+      const results = await Promise.all([
+        ...Array.from({ length: 5 }, () => charge(a.accountId, crypto.randomUUID())),
+        charge(c.accountId, existing),
+        ...Array.from({ length: 3 }, () => charge(b.accountId, crypto.randomUUID())),
+      ]);
+      const [ofA, collided, ofB] = [results.slice(0, 5), results[5]!, results.slice(6)];
+      assert.equal(ofA.filter((r) => r.ok).length, 3, JSON.stringify(ofA));
+      assert.ok(ofA.filter((r) => !r.ok).every((r) => !r.ok && r.kind === 'insufficient_credits'), JSON.stringify(ofA));
+      assert.equal(collided.ok, false, JSON.stringify(collided));
+      assert.notEqual(!collided.ok && collided.kind, 'insufficient_credits', JSON.stringify(collided));
+      assert.equal(ofB.filter((r) => r.ok).length, 1, JSON.stringify(ofB));
+      for (const [acct, left] of [[a, 1], [b, 1], [c, 10]] as const) {
+        assert.equal(await h.balance(acct.accountId), left);
+        assert.equal(await ledgerSum(h.orm.em.fork(), acct.accountId), left, 'the balance is the sum of the ledger');
+      }
+      // every taken charge has its job row, and no refused one has
+      for (const r of [...ofA, ...ofB]) assert.equal(Boolean(await h.orm.em.fork().findOne(Job, r.ok ? r.v : '00000000-0000-0000-0000-000000000000')), r.ok);
+      const jobs = (await h.orm.em.getConnection().execute('select count(*) as n from jobs where account_id in (?, ?, ?)', [a.accountId, b.accountId, c.accountId])) as { n: number | string }[];
+      assert.equal(Number(jobs[0]!.n), 4);
+    });
 
     it('failJob marks the job failed and refunds exactly once, however often it is retried', async () => {
       const { accountId, jobId } = await newJob();
