@@ -98,7 +98,8 @@ export async function chargeCredits<T>(
   }
   const connection = em.getConnection();
   let queue = chargeQueues.get(connection);
-  if (!queue) chargeQueues.set(connection, (queue = new ChargeQueue(em)));
+  // a fork of its own: the queue outlives the request whose entity manager created it
+  if (!queue) chargeQueues.set(connection, (queue = new ChargeQueue(em.fork({ clear: true }))));
   return queue.add(charge);
 }
 

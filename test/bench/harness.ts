@@ -211,6 +211,29 @@ export function cpuBetween(before: Map<string, number>, after: Map<string, numbe
   return [...after].map(([name, s]): [string, number] => [name, Math.max(0, s - (before.get(name) ?? 0))]).sort((a, b) => b[1] - a[1]);
 }
 
+/** The CPU cores each part of the stack used while `fn` ran (`load`: this process, the load generator). */
+export type CoresUsed = Record<'serve' | 'temporal' | 'media' | 'load', number>;
+
+export async function coresWhile<T>(pgid: number, fn: () => Promise<T>): Promise<{ result: T; cores: CoresUsed }> {
+  const [cpu0, self0, t0] = [groupCpu(pgid), process.cpuUsage(), performance.now()];
+  const result = await fn();
+  const wall = (performance.now() - t0) / 1000;
+  const used = new Map(cpuBetween(cpu0, groupCpu(pgid)));
+  const self = process.cpuUsage(self0);
+  const cores = {
+    serve: (used.get('serve') ?? 0) / wall,
+    temporal: (used.get('temporal') ?? 0) / wall,
+    media: (used.get('media workers') ?? 0) / wall,
+    load: (self.user + self.system) / 1e6 / wall,
+  };
+  return { result, cores };
+}
+
+/** The cores of coresWhile as one line of the table. */
+export function coresLine(cores: CoresUsed): string {
+  return `serve ${cores.serve.toFixed(2)}, Temporal dev server ${cores.temporal.toFixed(2)}, media workers and their tools ${cores.media.toFixed(2)}, load generator ${cores.load.toFixed(2)}`;
+}
+
 /** Resident memory (bytes) of one process; null when it ended while read. */
 export function processRss(pid: string): number | null {
   try {

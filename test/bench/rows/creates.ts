@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { createAccount } from '../../../db/accounts.repository';
-import { cpuBetween, fmt, groupCpu, groupTools, load, startPeer, type BenchContext, type BenchRow } from '../harness';
+import { coresLine, coresWhile, cpuBetween, fmt, groupCpu, groupTools, load, startPeer, type BenchContext, type BenchRow, type CoresUsed } from '../harness';
 
 const CONNECTIONS = 16;
 const LEDGER_ROWS = Number(process.env.BENCH_LEDGER_ROWS ?? 1_000_000);
@@ -66,35 +66,23 @@ async function discard(ctx: BenchContext, jobIds: string[]): Promise<void> {
   }
 }
 
-/** The CPU cores each part of the stack used during a run (this process is the load generator). */
-type CoresUsed = Record<'serve' | 'temporal' | 'media' | 'load', number>;
-
 async function creates(ctx: BenchContext, accountId: string, seconds = ctx.seconds): Promise<{ perSecond: number; p50: number; other: number; cores: CoresUsed }> {
   const keys = await Promise.all(Array.from({ length: CONNECTIONS }, () => ctx.newKey(accountId)));
   const ids: string[] = [];
   const body = JSON.stringify({ url: ctx.files.url('clip10.mp4') });
-  const pgid = ctx.stack.svc.child.pid!;
-  const [cpu0, self0, t0] = [groupCpu(pgid), process.cpuUsage(), performance.now()];
-  const res = await load({
-    url: `${ctx.stack.base}/v1/fingerprint`,
-    method: 'POST',
-    connections: CONNECTIONS,
-    seconds,
-    headers: (i) => ({ authorization: `Bearer ${keys[i]}` }),
-    body: () => body,
-    onResponse: (status, text) => {
-      if (status === 202) ids.push((JSON.parse(text) as { job_id: string }).job_id);
-    },
-  });
-  const wall = (performance.now() - t0) / 1000;
-  const used = new Map(cpuBetween(cpu0, groupCpu(pgid)));
-  const self = process.cpuUsage(self0);
-  const cores = {
-    serve: (used.get('serve') ?? 0) / wall,
-    temporal: (used.get('temporal') ?? 0) / wall,
-    media: (used.get('media workers') ?? 0) / wall,
-    load: (self.user + self.system) / 1e6 / wall,
-  };
+  const { result: res, cores } = await coresWhile(ctx.stack.svc.child.pid!, () =>
+    load({
+      url: `${ctx.stack.base}/v1/fingerprint`,
+      method: 'POST',
+      connections: CONNECTIONS,
+      seconds,
+      headers: (i) => ({ authorization: `Bearer ${keys[i]}` }),
+      body: () => body,
+      onResponse: (status, text) => {
+        if (status === 202) ids.push((JSON.parse(text) as { job_id: string }).job_id);
+      },
+    }),
+  );
   await discard(ctx, ids);
   const accepted = res.statuses[202] ?? 0;
   return { perSecond: accepted / seconds, p50: res.p50Ms, other: res.requests - accepted, cores };
@@ -165,7 +153,7 @@ const row: BenchRow = {
     { what: '(same)', product: '', peer: `Koa + SQLite insert of job + ledger row: ${fmt.rate(m.insert!, '/s')}`, ratio: fmt.ratio(m.fresh!, m.insert!) },
     {
       what: `(same) CPU cores used during the run, of ${os.availableParallelism()}`,
-      product: `serve ${m.cores_serve!.toFixed(2)}, Temporal dev server ${m.cores_temporal!.toFixed(2)}, media workers and their tools ${m.cores_media!.toFixed(2)}, load generator ${m.cores_load!.toFixed(2)}`,
+      product: coresLine({ serve: m.cores_serve!, temporal: m.cores_temporal!, media: m.cores_media!, load: m.cores_load! }),
       peer: `CPU per accepted job: serve ${fmt.ms((m.cores_serve! * 1000) / m.fresh!)}, Temporal ${fmt.ms((m.cores_temporal! * 1000) / m.fresh!)} (a bare start: ${fmt.ms(m.temporalCpuPerStart!)})`,
       ratio: '',
     },

@@ -1,9 +1,10 @@
 // GET /v1/jobs/{id} on a completed job at 8 connections, against a bare Koa answering the same JSON.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Job } from '../../../jobs/entity';
-import { fmt, load, startPeer, type BenchContext, type BenchRow, type LoadResult } from '../harness';
+import { coresLine, coresWhile, fmt, load, startPeer, type BenchContext, type BenchRow, type LoadResult } from '../harness';
 
 const CONNECTIONS = 8;
 let jobId = '';
@@ -49,10 +50,10 @@ const row: BenchRow = {
     await readLoad(ctx, 2);
   },
   async measure(ctx) {
-    const product = await readLoad(ctx, ctx.seconds);
+    const { result: product, cores } = await coresWhile(ctx.stack.svc.child.pid!, () => readLoad(ctx, ctx.seconds));
     const bare = await load({ url: `http://127.0.0.1:${peer!.port}/v1/jobs/${jobId}`, connections: CONNECTIONS, seconds: ctx.seconds });
     const ok = product.statuses[200] ?? 0;
-    return { rps: ok / ctx.seconds, p50: product.p50Ms, p99: product.p99Ms, non200: product.requests - ok, bareRps: bare.rps, bareP50: bare.p50Ms, bareP99: bare.p99Ms };
+    return { rps: ok / ctx.seconds, p50: product.p50Ms, p99: product.p99Ms, non200: product.requests - ok, bareRps: bare.rps, bareP50: bare.p50Ms, bareP99: bare.p99Ms, ...Object.fromEntries(Object.entries(cores).map(([k, v]) => [`cores_${k}`, v])) };
   },
   report: (m) => [
     {
@@ -61,6 +62,7 @@ const row: BenchRow = {
       peer: `bare Koa, same JSON: ${fmt.rate(m.bareRps!, 'req/s')}, p50 ${fmt.ms(m.bareP50!)}, p99 ${fmt.ms(m.bareP99!)}`,
       ratio: fmt.ratio(m.rps!, m.bareRps!),
     },
+    { what: `(same) CPU cores used during the run, of ${os.availableParallelism()}`, product: coresLine({ serve: m.cores_serve!, temporal: m.cores_temporal!, media: m.cores_media!, load: m.cores_load! }), peer: '', ratio: '' },
   ],
   async teardown() {
     await peer?.stop();
