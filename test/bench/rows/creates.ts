@@ -33,9 +33,13 @@ async function seedLedger(ctx: BenchContext, accountId: string, n: number): Prom
   await conn.execute('pragma wal_checkpoint(TRUNCATE)', [], 'run');
 }
 
-/** Ends the runs' workflows and marks their jobs failed, so they cost the next rows nothing. */
-async function discard(ctx: BenchContext, jobIds: string[]): Promise<void> {
+/**
+ * Ends the runs' workflows and marks their jobs failed, so they cost the next rows nothing. Returns
+ * how many had no workflow yet when the load ended (accepted, but still in the dispatcher's queue).
+ */
+async function discard(ctx: BenchContext, jobIds: string[]): Promise<number> {
   const queue = [...jobIds];
+  let unstarted = 0;
   await Promise.all(
     Array.from({ length: 16 }, async () => {
       for (let id = queue.shift(); id; id = queue.shift()) {
@@ -46,6 +50,7 @@ async function discard(ctx: BenchContext, jobIds: string[]): Promise<void> {
             break;
           } catch (err) {
             if (!(err instanceof WorkflowNotFoundError)) break; // already ended
+            if (tries === 0) unstarted++;
             await new Promise((r) => setTimeout(r, 200));
           }
         }
@@ -64,9 +69,10 @@ async function discard(ctx: BenchContext, jobIds: string[]): Promise<void> {
     clean = groupTools(pgid).length === 0 ? clean + 1 : 0;
     await new Promise((r) => setTimeout(r, 500));
   }
+  return unstarted;
 }
 
-async function creates(ctx: BenchContext, accountId: string, seconds = ctx.seconds): Promise<{ perSecond: number; p50: number; other: number; cores: CoresUsed }> {
+async function creates(ctx: BenchContext, accountId: string, seconds = ctx.seconds): Promise<{ perSecond: number; p50: number; other: number; cores: CoresUsed; unstarted: number }> {
   const keys = await Promise.all(Array.from({ length: CONNECTIONS }, () => ctx.newKey(accountId)));
   const ids: string[] = [];
   const body = JSON.stringify({ url: ctx.files.url('clip10.mp4') });
@@ -83,9 +89,9 @@ async function creates(ctx: BenchContext, accountId: string, seconds = ctx.secon
       },
     }),
   );
-  await discard(ctx, ids);
+  const unstarted = await discard(ctx, ids);
   const accepted = res.statuses[202] ?? 0;
-  return { perSecond: accepted / seconds, p50: res.p50Ms, other: res.requests - accepted, cores };
+  return { perSecond: accepted / seconds, p50: res.p50Ms, other: res.requests - accepted, cores, unstarted };
 }
 
 const row: BenchRow = {
@@ -134,10 +140,12 @@ const row: BenchRow = {
       fresh: fresh.perSecond,
       freshP50: fresh.p50,
       freshOther: fresh.other,
+      freshUnstarted: fresh.unstarted,
       ...Object.fromEntries(Object.entries(fresh.cores).map(([k, v]) => [`cores_${k}`, v])),
       big: big.perSecond,
       bigP50: big.p50,
       bigOther: big.other,
+      bigUnstarted: big.unstarted,
       temporal: temporalStarts / ctx.seconds,
       temporalCpuPerStart: (temporalCpu * 1000) / started.length,
       insert: (insert.statuses[202] ?? 0) / ctx.seconds,
