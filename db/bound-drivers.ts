@@ -172,3 +172,8 @@ export class BoundPostgreSqlDriver extends AbstractSqlDriver<BoundPostgreSqlConn
 export function readRows(em: { getConnection(): unknown }, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
   return (em.getConnection() as BoundSqliteConnection | BoundPostgreSqlConnection).readRows(sql, params);
 }
+
+/** True on PostgreSQL, where transactions run side by side on the pool; false on SQLite's one connection. */
+export function onPostgres(em: { getPlatform(): unknown }): boolean {
+  return em.getPlatform() instanceof PostgreSqlPlatform;
+}

@@ -3,6 +3,7 @@ import { Account, PLANS } from './account.entity';
 import { CreditEntry } from './credit-entry.entity';
 import { Job } from '../jobs/entity';
 import { DomainError } from '../lib/errors';
+import { onPostgres } from './bound-drivers';
 
 // The ledger (credit_entries) is the audit trail; accounts.balance is its running sum, changed only
 // here and always in the same transaction as the entry it reflects, so balance = sum(ledger) holds at
@@ -34,8 +35,7 @@ async function applyToBalance(em: EntityManager, accountId: string, amount: numb
  */
 export async function lockAccount(em: EntityManager, accountId: string): Promise<void> {
   const conn = em.getConnection();
-  const platform = em.getPlatform().constructor.name.toLowerCase();
-  const sql = platform.includes('postgre')
+  const sql = onPostgres(em)
     ? 'select id from accounts where id = ? for update'
     : 'update accounts set id = id where id = ?';
   await conn.execute(sql, [accountId], 'run', em.getTransactionContext());
@@ -91,10 +91,11 @@ export async function chargeCredits<T>(
   write: (tx: EntityManager) => Promise<{ jobId: string | null; value: T }>,
 ): Promise<T> {
   const charge: Charge<T> = { accountId, cost, what, write };
-  if (em.isInTransaction() || em.getPlatform().constructor.name.toLowerCase().includes('postgre')) {
+  if (em.isInTransaction() || onPostgres(em)) {
     // PostgreSQL runs transactions side by side; a caller's own transaction must hold its charge
     const [outcome] = await chargeTogether(em, [charge]);
-    return settle(outcome!) as T;
+    if (!outcome!.ok) throw outcome!.error;
+    return outcome!.value as T;
   }
   const connection = em.getConnection();
   let queue = chargeQueues.get(connection);
@@ -104,11 +105,6 @@ export async function chargeCredits<T>(
 }
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
-
-function settle<T>(outcome: Outcome<T>): T {
-  if (!outcome.ok) throw outcome.error;
-  return outcome.value;
-}
 
 /**
  * Charges in one transaction, each as chargeCredits describes; one the balance does not cover is

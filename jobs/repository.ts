@@ -4,7 +4,7 @@ import type { EntityManager, FilterQuery } from '@mikro-orm/core';
 import type { Storage } from '../engines/storage';
 import type { JobStatus, JobType, MediaJobInput } from './types';
 import type { PlanName } from '../lib/plans';
-import { readRows } from '../db/bound-drivers';
+import { onPostgres, readRows } from '../db/bound-drivers';
 import { lockAccount, refundJob } from '../db/credits.repository';
 import { Job } from './entity';
 
@@ -82,7 +82,7 @@ export type SlotClaim = 'claimed' | 'waiting' | 'not-pending';
  * both take the last slot. Returns the job's type when claimed (for the log).
  */
 export async function claimRunningSlot(em: EntityManager, jobId: string, accountId: string, maxRunning: number): Promise<{ claim: SlotClaim; jobType: string | null }> {
-  return em.getPlatform().constructor.name.toLowerCase().includes('postgre') ? claimUnderLock(em, jobId, accountId, maxRunning) : claimInOneStatement(em, jobId, accountId, maxRunning);
+  return onPostgres(em) ? claimUnderLock(em, jobId, accountId, maxRunning) : claimInOneStatement(em, jobId, accountId, maxRunning);
 }
 
 /**

@@ -214,24 +214,29 @@ export function cpuBetween(before: Map<string, number>, after: Map<string, numbe
 /** The CPU cores each part of the stack used while `fn` ran (`load`: this process, the load generator). */
 export type CoresUsed = Record<'serve' | 'temporal' | 'media' | 'load', number>;
 
-export async function coresWhile<T>(pgid: number, fn: () => Promise<T>): Promise<{ result: T; cores: CoresUsed }> {
+export async function coresWhile<T>(pgid: number, fn: () => Promise<T>): Promise<{ result: T; cores: CoresUsed; seconds: number }> {
   const [cpu0, self0, t0] = [groupCpu(pgid), process.cpuUsage(), performance.now()];
   const result = await fn();
-  const wall = (performance.now() - t0) / 1000;
+  const seconds = (performance.now() - t0) / 1000;
   const used = new Map(cpuBetween(cpu0, groupCpu(pgid)));
   const self = process.cpuUsage(self0);
   const cores = {
-    serve: (used.get('serve') ?? 0) / wall,
-    temporal: (used.get('temporal') ?? 0) / wall,
-    media: (used.get('media workers') ?? 0) / wall,
-    load: (self.user + self.system) / 1e6 / wall,
+    serve: (used.get('serve') ?? 0) / seconds,
+    temporal: (used.get('temporal') ?? 0) / seconds,
+    media: (used.get('media workers') ?? 0) / seconds,
+    load: (self.user + self.system) / 1e6 / seconds,
   };
-  return { result, cores };
+  return { result, cores, seconds };
 }
 
-/** The cores of coresWhile as one line of the table. */
-export function coresLine(cores: CoresUsed): string {
-  return `serve ${cores.serve.toFixed(2)}, Temporal dev server ${cores.temporal.toFixed(2)}, media workers and their tools ${cores.media.toFixed(2)}, load generator ${cores.load.toFixed(2)}`;
+/** CoresUsed as a row's figures (`cores_serve`, …), so rounds take their medians. */
+export function coresFigures(cores: CoresUsed): Record<string, number> {
+  return Object.fromEntries(Object.entries(cores).map(([k, v]) => [`cores_${k}`, v]));
+}
+
+/** The medians of coresFigures as one line of the table. */
+export function coresLine(m: Record<string, number>): string {
+  return `serve ${m.cores_serve!.toFixed(2)}, Temporal dev server ${m.cores_temporal!.toFixed(2)}, media workers and their tools ${m.cores_media!.toFixed(2)}, load generator ${m.cores_load!.toFixed(2)}`;
 }
 
 /** Resident memory (bytes) of one process; null when it ended while read. */

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { createAccount } from '../../../db/accounts.repository';
-import { coresLine, coresWhile, cpuBetween, fmt, groupCpu, groupTools, load, startPeer, type BenchContext, type BenchRow, type CoresUsed } from '../harness';
+import { coresFigures, coresLine, coresWhile, fmt, groupTools, load, startPeer, type BenchContext, type BenchRow, type CoresUsed } from '../harness';
 
 const CONNECTIONS = 16;
 const LEDGER_ROWS = Number(process.env.BENCH_LEDGER_ROWS ?? 1_000_000);
@@ -118,9 +118,7 @@ const row: BenchRow = {
     const from = t0 + 500;
     const to = from + ctx.seconds * 1000;
     let temporalStarts = 0;
-    const pgid = ctx.stack.svc.child.pid!;
-    const cpu0 = groupCpu(pgid);
-    await Promise.all(
+    const bareStarts = await coresWhile(ctx.stack.svc.child.pid!, () => Promise.all(
       Array.from({ length: CONNECTIONS }, async () => {
         while (performance.now() < to) {
           const start = performance.now();
@@ -132,22 +130,21 @@ const row: BenchRow = {
           started.push(id);
         }
       }),
-    );
-    // Temporal's CPU per bare start: the server's share of what one job's start costs
-    const temporalCpu = new Map(cpuBetween(cpu0, groupCpu(pgid))).get('temporal') ?? 0;
+    ));
     const insert = await load({ url: `http://127.0.0.1:${peer!.port}/v1/fingerprint`, method: 'POST', connections: CONNECTIONS, seconds: ctx.seconds, body: () => JSON.stringify({ url: ctx.files.url('clip10.mp4') }) });
     return {
       fresh: fresh.perSecond,
       freshP50: fresh.p50,
       freshOther: fresh.other,
       freshUnstarted: fresh.unstarted,
-      ...Object.fromEntries(Object.entries(fresh.cores).map(([k, v]) => [`cores_${k}`, v])),
+      ...coresFigures(fresh.cores),
       big: big.perSecond,
       bigP50: big.p50,
       bigOther: big.other,
       bigUnstarted: big.unstarted,
       temporal: temporalStarts / ctx.seconds,
-      temporalCpuPerStart: (temporalCpu * 1000) / started.length,
+      // Temporal's CPU per bare start: the server's share of what one job's start costs
+      temporalCpuPerStart: (bareStarts.cores.temporal * bareStarts.seconds * 1000) / started.length,
       insert: (insert.statuses[202] ?? 0) / ctx.seconds,
     };
   },
@@ -161,7 +158,7 @@ const row: BenchRow = {
     { what: '(same)', product: '', peer: `Koa + SQLite insert of job + ledger row: ${fmt.rate(m.insert!, '/s')}`, ratio: fmt.ratio(m.fresh!, m.insert!) },
     {
       what: `(same) CPU cores used during the run, of ${os.availableParallelism()}`,
-      product: coresLine({ serve: m.cores_serve!, temporal: m.cores_temporal!, media: m.cores_media!, load: m.cores_load! }),
+      product: coresLine(m),
       peer: `CPU per accepted job: serve ${fmt.ms((m.cores_serve! * 1000) / m.fresh!)}, Temporal ${fmt.ms((m.cores_temporal! * 1000) / m.fresh!)} (a bare start: ${fmt.ms(m.temporalCpuPerStart!)})`,
       ratio: '',
     },

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Job } from '../../../jobs/entity';
-import { coresLine, coresWhile, fmt, load, startPeer, type BenchContext, type BenchRow, type LoadResult } from '../harness';
+import { coresFigures, coresLine, coresWhile, fmt, load, startPeer, type BenchContext, type BenchRow, type LoadResult } from '../harness';
 
 const CONNECTIONS = 8;
 let jobId = '';
@@ -53,7 +53,7 @@ const row: BenchRow = {
     const { result: product, cores } = await coresWhile(ctx.stack.svc.child.pid!, () => readLoad(ctx, ctx.seconds));
     const bare = await load({ url: `http://127.0.0.1:${peer!.port}/v1/jobs/${jobId}`, connections: CONNECTIONS, seconds: ctx.seconds });
     const ok = product.statuses[200] ?? 0;
-    return { rps: ok / ctx.seconds, p50: product.p50Ms, p99: product.p99Ms, non200: product.requests - ok, bareRps: bare.rps, bareP50: bare.p50Ms, bareP99: bare.p99Ms, ...Object.fromEntries(Object.entries(cores).map(([k, v]) => [`cores_${k}`, v])) };
+    return { rps: ok / ctx.seconds, p50: product.p50Ms, p99: product.p99Ms, non200: product.requests - ok, bareRps: bare.rps, bareP50: bare.p50Ms, bareP99: bare.p99Ms, ...coresFigures(cores) };
   },
   report: (m) => [
     {
@@ -62,7 +62,7 @@ const row: BenchRow = {
       peer: `bare Koa, same JSON: ${fmt.rate(m.bareRps!, 'req/s')}, p50 ${fmt.ms(m.bareP50!)}, p99 ${fmt.ms(m.bareP99!)}`,
       ratio: fmt.ratio(m.rps!, m.bareRps!),
     },
-    { what: `(same) CPU cores used during the run, of ${os.availableParallelism()}`, product: coresLine({ serve: m.cores_serve!, temporal: m.cores_temporal!, media: m.cores_media!, load: m.cores_load! }), peer: '', ratio: '' },
+    { what: `(same) CPU cores used during the run, of ${os.availableParallelism()}`, product: coresLine(m), peer: '', ratio: '' },
   ],
   async teardown() {
     await peer?.stop();
