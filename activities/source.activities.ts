@@ -4,7 +4,7 @@ import { Context } from '@temporalio/activity';
 import { DirectMediaError, downloadDirectMedia, probeByteRanges, probeDirectMedia, type DirectMedia } from '../engines/direct-media';
 import { checkUrlAddress, EgressRefusedError } from '../engines/egress/address-check';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
-import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
+import type { FfmpegEngine, ProbeResult } from '../engines/ffmpeg/ffmpeg.engine';
 import type { Storage } from '../engines/storage';
 import { toVideoInfo } from '../engines/ytdlp/video-info';
 import type { DownloadRequest, YtDlpEngine, YtDlpFormat, YtDlpInfo } from '../engines/ytdlp/ytdlp.engine';
@@ -63,6 +63,8 @@ export interface ResolvedSource {
   duration: number | null;
   sourceFile: string | null;
   media: RemoteMedia | null;
+  /** ffprobe of the downloaded file when this step made one, so the processing step need not probe it again. */
+  sourceProbe?: ProbeResult;
 }
 
 /** Reading and fetching sources (yt-dlp, direct media over HTTP) for the `media-fetch` queue. */
@@ -152,7 +154,7 @@ export function createSourceActivities(deps: SourceDeps) {
    * A plain audio/video file needs no extractor: stream it with Node (same address rule and size
    * limit) and check its duration with ffprobe, saving a yt-dlp process start per job.
    */
-  async function fetchDirect(input: DownloadSourceInput, length: number | null): Promise<{ sourceFile: string; title: string; duration: number | null }> {
+  async function fetchDirect(input: DownloadSourceInput, length: number | null): Promise<{ sourceFile: string; title: string; duration: number | null; probe: ProbeResult }> {
     const limits = limitsOf(input);
     if (length !== null && length > limits.maxBytes) throw overLimit(tooLargeMessage(limits, length));
     const workDir = storage.workDirOf(input.jobId);
@@ -186,7 +188,7 @@ export function createSourceActivities(deps: SourceDeps) {
     });
     const duration = probe.format.duration ?? null;
     if (duration !== null && duration > limits.maxSeconds) throw overLimit(tooLongMessage(limits, duration));
-    return { sourceFile: path.relative(workDir, file), title: directTitle(input.url), duration };
+    return { sourceFile: path.relative(workDir, file), title: directTitle(input.url), duration, probe };
   }
 
   /** The limits every job's source must keep (live, duration, size); its title and duration. */
@@ -220,9 +222,9 @@ export function createSourceActivities(deps: SourceDeps) {
     const probed = inPlace ? await alive(() => throughEgress(egress, (proxyUrl) => ffmpeg.probe(input.url, { proxyUrl, signal }).catch(() => null))) : null;
     // a file ffprobe cannot read in place is downloaded and read again, where its real problem shows
     if (!probed?.streams.some((x) => x.codec_type === 'video' || x.codec_type === 'audio')) {
-      const fetched = await fetchDirect(input, length);
+      const { probe, ...fetched } = await fetchDirect(input, length);
       assertClipWithin(input.clipStart, input.clipEnd, fetched.duration);
-      return { ...fetched, media: null };
+      return { ...fetched, media: null, sourceProbe: probe };
     }
     const duration = probed.format.duration ?? null;
     const size = length ?? probed.format.size ?? null;
@@ -310,7 +312,10 @@ export function createSourceActivities(deps: SourceDeps) {
       const direct = await probeDirectMedia(input.url, config.allowPrivateNetwork).catch((err: unknown) => {
         throw asRefusal(err);
       });
-      if (direct) return fetchDirect(input, direct.length);
+      if (direct) {
+        const { probe: _probe, ...fetched } = await fetchDirect(input, direct.length);
+        return fetched;
+      }
       const filter = [config.allowLive ? null : '!is_live', `duration <=? ${limitsOf(input).maxSeconds}`].filter(Boolean).join(' & ');
       const file = await ytdlpDownload(input, { matchFilter: filter, writeInfoJson: true });
       const info = JSON.parse(await fs.readFile(path.join(path.dirname(file), 'source.info.json'), 'utf8')) as YtDlpInfo;

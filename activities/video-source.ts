@@ -33,6 +33,8 @@ export interface RemoteMedia {
 export interface SourceRef {
   sourceFile: string | null;
   media?: RemoteMedia | null;
+  /** ffprobe of sourceFile when the fetch step made one (saves a second one here). */
+  sourceProbe?: ProbeResult | null;
 }
 
 /** A source ready for ffmpeg: its input options (`… -i X`) and how to run ffmpeg on it. */
@@ -76,7 +78,7 @@ export async function withSource<T>(deps: SourceReadDeps, storage: Storage, jobI
   const workDir = storage.workDirOf(jobId);
   if (!media) {
     if (!ref.sourceFile) throw JobFailure.internal('The step has no source to read');
-    return step(localSource(deps.ffmpeg, await storage.workFile(jobId, ref.sourceFile)));
+    return step(localSource(deps.ffmpeg, await storage.workFile(jobId, ref.sourceFile), ref.sourceProbe ?? null));
   }
   const { egress } = deps;
   if (!egress) throw JobFailure.internal('Reading a source URL needs the egress proxy on this worker');
@@ -89,12 +91,12 @@ export async function withSource<T>(deps: SourceReadDeps, storage: Storage, jobI
   }
 }
 
-function localSource(ffmpeg: FfmpegEngine, file: string): OpenedSource {
+function localSource(ffmpeg: FfmpegEngine, file: string, probed: ProbeResult | null = null): OpenedSource {
   return {
     remote: false,
     input: (before = []) => [...before, '-i', file],
     run: (args, hint, range) => runFfmpegStep(ffmpeg, args, hint, range),
-    probe: () => probeDownloaded(ffmpeg, file),
+    probe: async () => probed ?? (await probeDownloaded(ffmpeg, file)),
     unreadable: (message) => JobFailure.user('unavailable', message),
   };
 }

@@ -18,7 +18,7 @@ export const runFingerprint: OperationRunner<FingerprintParams> = async ({ jobId
   if (patched('source-once-v1')) {
     const source = await mediaFetch.resolveSource({ jobId, plan, url: sourceOf(params), quality: '720p', format: null, reads: 'video', progressRange: [0, 40] });
     pastEnd(source.duration);
-    return mediaProcess.fingerprintFrame({ jobId, sourceFile: source.sourceFile, media: source.media, title: source.title, timestamp, hashSize: params.hash_size, progressRange: [40, 99] });
+    return mediaProcess.fingerprintFrame({ jobId, sourceFile: source.sourceFile, media: source.media, sourceProbe: source.sourceProbe, title: source.title, timestamp, hashSize: params.hash_size, progressRange: [40, 99] });
   }
   const source = await mediaFetch.probeSource(sourceOf(params));
   pastEnd(source.duration);

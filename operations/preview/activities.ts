@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import sharp from 'sharp';
 import type { ProbeResult, ProbeStream } from '../../engines/ffmpeg/ffmpeg.engine';
 import { clipRecipe, gifRecipe, mosaicReadsOnce, mosaicRecipe, mosaicTimes, thumbnailRecipe, type InputOf, type PreviewRecipe } from '../../engines/ffmpeg/recipes/preview';
 import type { Storage } from '../../engines/storage';
@@ -49,11 +50,16 @@ export function createPreviewActivities(deps: PreviewDeps) {
 
   /** The output's size, and for animations its duration and frame rate; null when it holds no frame. */
   async function measure(out: string, animated: boolean): Promise<{ width: number; height: number; duration: number; fps: number } | null> {
+    // a still's size is in its header: read in-process, without starting ffprobe
+    if (!animated) {
+      const still = await sharp(out).metadata().catch(() => null);
+      return still?.width && still.height ? { width: still.width, height: still.height, duration: 0, fps: 0 } : null;
+    }
     // packets of the output's video stream are its frames: counted while probing, without decoding it again
-    const result = await ffmpeg.probe(out, { countPackets: animated }).catch(() => null);
+    const result = await ffmpeg.probe(out, { countPackets: true }).catch(() => null);
     const stream = result?.streams.find((s) => s.codec_type === 'video');
     if (!result || !stream?.width || !stream.height) return null;
-    const duration = animated ? roundMs(durationOf(result)) : 0;
+    const duration = roundMs(durationOf(result));
     const fps = duration > 0 ? Math.round(Number(stream.nb_read_packets ?? 0) / duration) : 0;
     return { width: stream.width, height: stream.height, duration, fps };
   }

@@ -11,7 +11,7 @@ export const runPreview: OperationRunner<PreviewParams> = async ({ jobId, params
     // a clip needs the sound too; the other previews read only the picture
     const reads = params.preview_type === 'clip' ? 'av' : 'video';
     const source = await mediaFetch.resolveSource({ jobId, plan, url: sourceOf(params), quality, format: null, reads, progressRange: [0, 40] });
-    return mediaProcess.makePreview({ jobId, sourceFile: source.sourceFile, media: source.media, params, progressRange: [40, 99] });
+    return mediaProcess.makePreview({ jobId, sourceFile: source.sourceFile, media: source.media, sourceProbe: source.sourceProbe, params, progressRange: [40, 99] });
   }
   await mediaFetch.probeSource(sourceOf(params));
   const sourceFile = await mediaFetch.downloadSource({ jobId, url: sourceOf(params), quality, format: null, progressRange: [0, 60] });

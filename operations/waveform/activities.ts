@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import type { Storage } from '../../engines/storage';
+import type { ProbeResult } from '../../engines/ffmpeg/ffmpeg.engine';
 import { JobFailure } from '../../lib/job-failure';
 import type { JobOutput } from '../../jobs/types';
 import { durationOf, roundMs } from '../../activities/media-probe';
@@ -18,6 +19,8 @@ export interface DrawWaveformInput {
   jobId: string;
   /** The downloaded source, in the job's work folder. */
   sourceFile: string | null;
+  /** ffprobe of sourceFile when the fetch step made one. */
+  sourceProbe?: ProbeResult;
   title: string;
   params: WaveformParams;
   progressRange: [number, number];
@@ -33,7 +36,7 @@ export function createWaveformActivities(deps: WaveformDeps) {
   return {
     /** The peaks of the source's first audio track, as audiowaveform JSON or a PNG; result_data is measured from the decoded samples. */
     async drawWaveform(input: DrawWaveformInput): Promise<JobOutput> {
-      return withSource(deps, storage, input.jobId, { sourceFile: input.sourceFile, media: null }, (src) => draw(input, src));
+      return withSource(deps, storage, input.jobId, { sourceFile: input.sourceFile, media: null, sourceProbe: input.sourceProbe }, (src) => draw(input, src));
     },
   };
 
