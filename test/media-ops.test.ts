@@ -289,6 +289,7 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
       assert.ok(Math.abs(Number(probe.format.duration) - 4) <= 0.1);
       assert.equal(r.fps, 10);
       assert.ok(Math.abs(Number(r.duration) - Number(probe.format.duration)) < 0.01);
+      assert.deepEqual([r.width, r.height], [v.width, v.height]);
     });
 
     it('gif with explicit start, duration, width and fps (at the bounds: 20 fps)', async () => {
@@ -298,6 +299,7 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
       assert.ok(Math.abs(frames - 2 * 20) <= 1, `${frames} frames`);
       assert.equal(r.fps, 20);
       assert.ok(Math.abs(Number(r.duration) - 2) <= 0.1, String(r.duration));
+      assert.deepEqual([r.width, r.height], [v.width, v.height]);
       // a quality palette: far more than the 2-colour dither of a naive conversion
       assert.ok(Number(r.filesize) > 10_000);
     });
@@ -307,6 +309,7 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
       assert.equal(a.v.codec_name, 'mjpeg');
       assert.deepEqual([a.v.width, a.v.height], [480, 270]);
       assert.deepEqual([a.r.duration, a.r.fps], [0, 0]);
+      assert.deepEqual([a.r.width, a.r.height], [a.v.width, a.v.height]);
       const b = await preview(defaults({ preview_type: 'thumbnail', timestamp: '00:03.5', width: 200 }));
       assert.equal(b.v.width, 200);
       assert.ok(Math.abs(b.v.height! - 112.5) <= 1, String(b.v.height));

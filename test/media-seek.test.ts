@@ -207,6 +207,38 @@ describe('seek reads: one-frame and short-window jobs fetch only what they read,
       });
     });
 
+    it("a downloaded source's ffprobe goes on with it: the fingerprint and preview steps on that file run no second ffprobe", async () => {
+      let probes = 0;
+      const counting = {
+        ...ffmpeg,
+        probe: (...args: Parameters<typeof ffmpeg.probe>) => {
+          probes++;
+          return ffmpeg.probe(...args);
+        },
+      };
+      const jobId = crypto.randomUUID();
+      const src = (await activityEnv().run(createSourceActivities({ ytdlp, ffmpeg: counting, storage, egress, config: limits }).resolveSource, {
+        jobId,
+        url: mo.url('norange', 'speech-tail.mp4'),
+        quality: '720p' as const,
+        format: null,
+        reads: 'video' as const,
+        progressRange: [0, 40] as [number, number],
+      })) as ResolvedSource;
+      assert.ok(src.sourceFile && !src.media, 'an origin that ignores ranges: the source is downloaded');
+      assert.equal(probes, 1, 'the fetch step probed the downloaded file once');
+      assert.ok(src.sourceProbe?.streams.some((x) => x.codec_type === 'video'), 'and hands that probe on');
+      const ref = { sourceFile: src.sourceFile, media: null, sourceProbe: src.sourceProbe };
+      const fp = (await activityEnv().run(createFingerprintActivities({ ffmpeg: counting, storage, egress, limits }).fingerprintFrame, { jobId, ...ref, title: 't', timestamp: 5, hashSize: 8 as const, progressRange: [40, 99] as [number, number] })) as JobOutput;
+      const thumb = (await activityEnv().run(createPreviewActivities({ ffmpeg: counting, storage, egress, limits }).makePreview, { jobId, ...ref, params: params({ timestamp: '00:00:05' }), progressRange: [40, 99] as [number, number] })) as JobOutput;
+      assert.equal(probes, 1, 'neither step probed the file again, nor the thumbnail it wrote');
+      // the same frame as a step that probes the file itself
+      const own = (await activityEnv().run(createFingerprintActivities({ ffmpeg, storage, egress, limits }).fingerprintFrame, { jobId, sourceFile: src.sourceFile, media: null, title: 't', timestamp: 5, hashSize: 8 as const, progressRange: [40, 99] as [number, number] })) as JobOutput;
+      assert.deepEqual(fp.resultData, own.resultData);
+      const v = videoStream(await ffprobe(storage.outputPath(thumb.outputFile)))!;
+      assert.deepEqual([thumb.resultData.width, thumb.resultData.height], [v.width, v.height], 'the thumbnail\'s size, read from its header, is what ffprobe reads');
+    });
+
     it('a seek read that fails (an origin that stops honouring ranges, an index at the end) falls back to a download inside the step', async () => {
       const preview = createPreviewActivities({ ffmpeg, storage, egress, limits }).makePreview;
       const fingerprint = createFingerprintActivities({ ffmpeg, storage, egress, limits }).fingerprintFrame;

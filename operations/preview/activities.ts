@@ -41,7 +41,7 @@ export function createPreviewActivities(deps: PreviewDeps) {
     await fs.rm(out, { force: true }); // a retry must not measure an earlier attempt's file
     const recipe = previewRecipe(p, { ...videoOf(await src.probe()), remote: src.remote }, (before) => src.input(before), out);
     await src.run(recipe.args, recipe.covers, input.progressRange);
-    const measured = await measure(out, p.preview_type === 'gif' || p.preview_type === 'clip');
+    const measured = await measure(out, ext);
     if (!measured) throw src.unreadable('No frame could be taken from the source at that time');
     const filesize = (await fs.stat(out)).size;
     await storage.commitOutput(relative);
@@ -49,11 +49,14 @@ export function createPreviewActivities(deps: PreviewDeps) {
   }
 
   /** The output's size, and for animations its duration and frame rate; null when it holds no frame. */
-  async function measure(out: string, animated: boolean): Promise<{ width: number; height: number; duration: number; fps: number } | null> {
-    // a still's size is in its header: read in-process, without starting ffprobe
-    if (!animated) {
-      const still = await sharp(out).metadata().catch(() => null);
-      return still?.width && still.height ? { width: still.width, height: still.height, duration: 0, fps: 0 } : null;
+  async function measure(out: string, ext: 'jpg' | 'gif' | 'mp4'): Promise<{ width: number; height: number; duration: number; fps: number } | null> {
+    // a JPEG's size, a GIF's frames and their delays are in the file's headers: read in-process, without starting ffprobe
+    if (ext !== 'mp4') {
+      const image = await sharp(out).metadata().catch(() => null);
+      if (!image?.width || !image.height) return null;
+      if (ext === 'jpg') return { width: image.width, height: image.height, duration: 0, fps: 0 };
+      const duration = roundMs((image.delay ?? []).reduce((sum, ms) => sum + ms, 0) / 1000);
+      return { width: image.width, height: image.pageHeight ?? image.height, duration, fps: duration > 0 ? Math.round((image.pages ?? 1) / duration) : 0 };
     }
     // packets of the output's video stream are its frames: counted while probing, without decoding it again
     const result = await ffmpeg.probe(out, { countPackets: true }).catch(() => null);
