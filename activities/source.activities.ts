@@ -154,7 +154,7 @@ export function createSourceActivities(deps: SourceDeps) {
    * A plain audio/video file needs no extractor: stream it with Node (same address rule and size
    * limit) and check its duration with ffprobe, saving a yt-dlp process start per job.
    */
-  async function fetchDirect(input: DownloadSourceInput, length: number | null): Promise<{ sourceFile: string; title: string; duration: number | null; probe: ProbeResult }> {
+  async function fetchDirect(input: DownloadSourceInput, length: number | null): Promise<{ sourceFile: string; title: string; duration: number | null; sourceProbe: ProbeResult }> {
     const limits = limitsOf(input);
     if (length !== null && length > limits.maxBytes) throw overLimit(tooLargeMessage(limits, length));
     const workDir = storage.workDirOf(input.jobId);
@@ -188,7 +188,7 @@ export function createSourceActivities(deps: SourceDeps) {
     });
     const duration = probe.format.duration ?? null;
     if (duration !== null && duration > limits.maxSeconds) throw overLimit(tooLongMessage(limits, duration));
-    return { sourceFile: path.relative(workDir, file), title: directTitle(input.url), duration, probe };
+    return { sourceFile: path.relative(workDir, file), title: directTitle(input.url), duration, sourceProbe: probe };
   }
 
   /** The limits every job's source must keep (live, duration, size); its title and duration. */
@@ -222,9 +222,9 @@ export function createSourceActivities(deps: SourceDeps) {
     const probed = inPlace ? await alive(() => throughEgress(egress, (proxyUrl) => ffmpeg.probe(input.url, { proxyUrl, signal }).catch(() => null))) : null;
     // a file ffprobe cannot read in place is downloaded and read again, where its real problem shows
     if (!probed?.streams.some((x) => x.codec_type === 'video' || x.codec_type === 'audio')) {
-      const { probe, ...fetched } = await fetchDirect(input, length);
+      const fetched = await fetchDirect(input, length);
       assertClipWithin(input.clipStart, input.clipEnd, fetched.duration);
-      return { ...fetched, media: null, sourceProbe: probe };
+      return { ...fetched, media: null };
     }
     const duration = probed.format.duration ?? null;
     const size = length ?? probed.format.size ?? null;
@@ -313,7 +313,8 @@ export function createSourceActivities(deps: SourceDeps) {
         throw asRefusal(err);
       });
       if (direct) {
-        const { probe: _probe, ...fetched } = await fetchDirect(input, direct.length);
+        // speech steps read the file whole: the probe would only weigh on the job's history
+        const { sourceProbe: _unused, ...fetched } = await fetchDirect(input, direct.length);
         return fetched;
       }
       const filter = [config.allowLive ? null : '!is_live', `duration <=? ${limitsOf(input).maxSeconds}`].filter(Boolean).join(' & ');
