@@ -19,6 +19,7 @@ import { USER_FAILURE_TYPES } from '../lib/job-failure';
 import { type JobOutput } from '../jobs/types';
 import type { DownloadFormat, Quality } from '../operations/download/spec';
 import type { PreviewParams } from '../operations/preview/spec';
+import { readMp4Video } from '../operations/preview/mp4-header';
 import { LocalStorage, Storage } from '../engines/storage';
 import { activityEnv, expectNonRetryable } from './helpers/activity-env';
 import { testEgress } from './helpers/egress';
@@ -370,6 +371,35 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
       assert.ok(Math.abs(Number(b.probe.format.duration) - 2.5) <= 0.1, b.probe.format.duration);
       // 2.5 s at 25 fps from 0.7 s (between two frames): 62.5 frames, one more or less at each end
       assert.ok(Math.abs((await countFrames(b.file)) - 2.5 * 25) <= 2);
+      // read from the file's index, result_data says what ffprobe measures: its duration and frames per second
+      for (const c of [a, b]) {
+        assert.equal(c.r.duration, Math.round(Number(c.probe.format.duration) * 1000) / 1000, `${c.r.duration} vs ${c.probe.format.duration}`);
+        assert.equal(c.r.fps, Math.round((await countFrames(c.file)) / Number(c.probe.format.duration)));
+      }
+    });
+
+    it("reads an MP4's index wherever it is, and leaves to ffprobe what is not one", async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mp4-index-'));
+      const src = fx.url('/media/v720.mp4');
+      const make = async (name: string, extra: string[]) => {
+        const out = path.join(dir, name);
+        await run('ffmpeg', ['-v', 'error', '-y', '-ss', '0.5', '-t', '2', '-i', src, '-vf', 'scale=320:-2', '-c:v', 'libx264', '-preset', 'ultrafast', ...extra, out]);
+        return out;
+      };
+      // the index after the media (no faststart), before it, and with no sound track
+      for (const file of [await make('end.mp4', []), await make('front.mp4', ['-movflags', '+faststart']), await make('mute.mov', ['-an'])]) {
+        const probe = await ffprobe(file);
+        const v = videoStream(probe)!;
+        const header = await readMp4Video(file);
+        assert.deepEqual(header, { width: v.width, height: v.height, duration: Number(probe.format.duration), frames: await countFrames(file) }, file);
+      }
+      // cut short inside its index, or not an MP4 at all: nothing read, so the step asks ffprobe
+      const whole = fs.readFileSync(path.join(dir, 'front.mp4'));
+      fs.writeFileSync(path.join(dir, 'cut.mp4'), whole.subarray(0, 600));
+      assert.equal(await readMp4Video(path.join(dir, 'cut.mp4')), null);
+      fs.writeFileSync(path.join(dir, 'text.mp4'), 'not a video at all, just words');
+      assert.equal(await readMp4Video(path.join(dir, 'text.mp4')), null);
+      fs.rmSync(dir, { recursive: true, force: true });
     });
 
     it('fails readably when a start or timestamp is past the end, or the source has no video', async () => {

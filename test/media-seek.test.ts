@@ -231,12 +231,16 @@ describe('seek reads: one-frame and short-window jobs fetch only what they read,
       const ref = { sourceFile: src.sourceFile, media: null, sourceProbe: src.sourceProbe };
       const fp = (await activityEnv().run(createFingerprintActivities({ ffmpeg: counting, storage, egress, limits }).fingerprintFrame, { jobId, ...ref, title: 't', timestamp: 5, hashSize: 8 as const, progressRange: [40, 99] as [number, number] })) as JobOutput;
       const thumb = (await activityEnv().run(createPreviewActivities({ ffmpeg: counting, storage, egress, limits }).makePreview, { jobId, ...ref, params: params({ timestamp: '00:00:05' }), progressRange: [40, 99] as [number, number] })) as JobOutput;
-      assert.equal(probes, 1, 'neither step probed the file again, nor the thumbnail it wrote');
+      const clip = (await activityEnv().run(createPreviewActivities({ ffmpeg: counting, storage, egress, limits }).makePreview, { jobId, ...ref, params: params({ preview_type: 'clip', start: '00:00:04', duration: 2 }), progressRange: [40, 99] as [number, number] })) as JobOutput;
+      assert.equal(probes, 1, 'neither step probed the file again, nor the thumbnail or clip it wrote');
       // the same frame as a step that probes the file itself
       const own = (await activityEnv().run(createFingerprintActivities({ ffmpeg, storage, egress, limits }).fingerprintFrame, { jobId, sourceFile: src.sourceFile, media: null, title: 't', timestamp: 5, hashSize: 8 as const, progressRange: [40, 99] as [number, number] })) as JobOutput;
       assert.deepEqual(fp.resultData, own.resultData);
       const v = videoStream(await ffprobe(storage.outputPath(thumb.outputFile)))!;
       assert.deepEqual([thumb.resultData.width, thumb.resultData.height], [v.width, v.height], 'the thumbnail\'s size, read from its header, is what ffprobe reads');
+      const clipProbe = await ffprobe(storage.outputPath(clip.outputFile));
+      const cv = videoStream(clipProbe)!;
+      assert.deepEqual([clip.resultData.width, clip.resultData.height, clip.resultData.duration], [cv.width, cv.height, Math.round(Number(clipProbe.format.duration) * 1000) / 1000], 'the clip\'s size and duration, read from its index, are what ffprobe reads');
     });
 
     it('a seek read that fails (an origin that stops honouring ranges, an index at the end) falls back to a download inside the step', async () => {

@@ -10,6 +10,7 @@ import { parseTimeString } from '../../lib/time';
 import { durationOf, roundMs } from '../../activities/media-probe';
 import { pastEnd, videoOf, withSource, type OpenedSource, type SourceReadDeps, type SourceRef } from '../../activities/video-source';
 import type { StepDeps } from '../step-deps';
+import { readMp4Video } from './mp4-header';
 
 export interface PreviewDeps extends SourceReadDeps {
   storage: Storage;
@@ -57,6 +58,12 @@ export function createPreviewActivities(deps: PreviewDeps) {
       if (ext === 'jpg') return { width: image.width, height: image.height, duration: 0, fps: 0 };
       const duration = roundMs((image.delay ?? []).reduce((sum, ms) => sum + ms, 0) / 1000);
       return { width: image.width, height: image.pageHeight ?? image.height, duration, fps: duration > 0 ? Math.round((image.pages ?? 1) / duration) : 0 };
+    }
+    // an MP4's index holds its size, duration and frame count: read in-process; ffprobe where it cannot be read
+    const header = await readMp4Video(out).catch(() => null);
+    if (header) {
+      const duration = roundMs(header.duration);
+      return { width: header.width, height: header.height, duration, fps: duration > 0 ? Math.round(header.frames / duration) : 0 };
     }
     // packets of the output's video stream are its frames: counted while probing, without decoding it again
     const result = await ffmpeg.probe(out, { countPackets: true }).catch(() => null);
