@@ -180,6 +180,16 @@ describe('operability: search attributes, metrics, logs and health on a live ser
     assert.equal(next.getUTCHours() * 60 + next.getUTCMinutes(), 0);
   });
 
+  it('the embedded Temporal server collects its Go heap at GOGC=50 (its memory between bursts), and serve\'s Node keeps one malloc arena', () => {
+    const environ = (pid: number) => Object.fromEntries(fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+    const servePid = s.svc.child.pid!;
+    const children = fs.readFileSync(`/proc/${servePid}/task/${servePid}/children`, 'utf8').trim().split(/\s+/).map(Number);
+    const temporal = children.filter((pid) => fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'temporal');
+    assert.equal(temporal.length, 1, `serve's children: ${children.map((pid) => fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim()).join(', ')}`);
+    assert.equal(environ(temporal[0]!).GOGC, process.env.GOGC ?? '50');
+    if (!process.env.MALLOC_ARENA_MAX) assert.equal(environ(servePid).MALLOC_ARENA_MAX, '1');
+  });
+
   it('/healthz is liveness (never rate-limited), /readyz checks the database and Temporal', async () => {
     const health = await fetch(`${s.base}/healthz`);
     assert.equal(health.status, 200);
