@@ -393,7 +393,9 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
         const header = await readMp4Video(file);
         assert.deepEqual(header, { width: v.width, height: v.height, duration: Number(probe.format.duration), frames: await countFrames(file) }, file);
       }
-      // cut short inside its index, or not an MP4 at all: nothing read, so the step asks ffprobe
+      // fragmented (samples outside the index), cut short inside its index, or not an MP4 at all:
+      // nothing read, so the step asks ffprobe
+      assert.equal(await readMp4Video(await make('frag.mp4', ['-movflags', 'frag_keyframe+empty_moov'])), null);
       const whole = fs.readFileSync(path.join(dir, 'front.mp4'));
       fs.writeFileSync(path.join(dir, 'cut.mp4'), whole.subarray(0, 600));
       assert.equal(await readMp4Video(path.join(dir, 'cut.mp4')), null);

@@ -82,7 +82,8 @@ export function parseMoov(buf: Buffer): Mp4Video | null {
       const width = buf.readUInt16BE(entry.start + 24);
       const height = buf.readUInt16BE(entry.start + 26);
       const frames = buf.readUInt32BE(stsz.start + 8); // sample count, after version/flags and the size field
-      if (!width || !height) return null;
+      // a fragmented file keeps its samples and duration outside the index: ffprobe measures it
+      if (!width || !height || !frames || !length) return null;
       return { width, height, duration: length / timescale, frames };
     }
     return null;
