@@ -57,22 +57,26 @@ export function createPreviewActivities(deps: PreviewDeps) {
       if (!image?.width || !image.height) return null;
       if (ext === 'jpg') return { width: image.width, height: image.height, duration: 0, fps: 0 };
       const duration = roundMs((image.delay ?? []).reduce((sum, ms) => sum + ms, 0) / 1000);
-      return { width: image.width, height: image.pageHeight ?? image.height, duration, fps: duration > 0 ? Math.round((image.pages ?? 1) / duration) : 0 };
+      return { width: image.width, height: image.pageHeight ?? image.height, duration, fps: framesPerSecond(image.pages ?? 1, duration) };
     }
     // an MP4's index holds its size, duration and frame count: read in-process; ffprobe where it cannot be read
     const header = await readMp4Video(out).catch(() => null);
     if (header) {
       const duration = roundMs(header.duration);
-      return { width: header.width, height: header.height, duration, fps: duration > 0 ? Math.round(header.frames / duration) : 0 };
+      return { width: header.width, height: header.height, duration, fps: framesPerSecond(header.frames, duration) };
     }
     // packets of the output's video stream are its frames: counted while probing, without decoding it again
     const result = await ffmpeg.probe(out, { countPackets: true }).catch(() => null);
     const stream = result?.streams.find((s) => s.codec_type === 'video');
     if (!result || !stream?.width || !stream.height) return null;
     const duration = roundMs(durationOf(result));
-    const fps = duration > 0 ? Math.round(Number(stream.nb_read_packets ?? 0) / duration) : 0;
-    return { width: stream.width, height: stream.height, duration, fps };
+    return { width: stream.width, height: stream.height, duration, fps: framesPerSecond(Number(stream.nb_read_packets ?? 0), duration) };
   }
+}
+
+/** An animation's frame rate as result_data gives it: whole frames per second, 0 for a still. */
+function framesPerSecond(frames: number, duration: number): number {
+  return duration > 0 ? Math.round(frames / duration) : 0;
 }
 
 /** The recipe for the requested preview, its times checked against the source (a time past the end fails the job). */

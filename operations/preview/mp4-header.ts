@@ -59,7 +59,7 @@ const full = (buf: Buffer, box: Box) => ({ version: buf.readUInt8(box.start), at
  * Reads the video size, duration and frame count from a `moov` box's payload; null when any part
  * is missing or malformed (the caller then asks ffprobe).
  */
-export function parseMoov(buf: Buffer): Mp4Video | null {
+function parseMoov(buf: Buffer): Mp4Video | null {
   try {
     const moov: Box = { type: 'moov', start: 0, end: buf.length };
     const mvhd = child(buf, moov, 'mvhd');
