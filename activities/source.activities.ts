@@ -1,10 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
-import { DirectMediaError, downloadDirectMedia, probeByteRanges, probeDirectMedia, type DirectMedia } from '../engines/direct-media';
+import { DirectMediaError, downloadDirectMedia, probeByteRanges, probeDirectMedia, readByteRange, type DirectMedia } from '../engines/direct-media';
 import { checkUrlAddress, EgressRefusedError } from '../engines/egress/address-check';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import type { FfmpegEngine, ProbeResult } from '../engines/ffmpeg/ffmpeg.engine';
+import { findMp4Index, probeOfMp4Index } from '../engines/ffmpeg/mp4-index';
 import type { Storage } from '../engines/storage';
 import { toVideoInfo } from '../engines/ytdlp/video-info';
 import type { DownloadRequest, YtDlpEngine, YtDlpFormat, YtDlpInfo } from '../engines/ytdlp/ytdlp.engine';
@@ -205,21 +206,33 @@ export function createSourceActivities(deps: SourceDeps) {
   /**
    * Whether ffmpeg can seek in this URL: the origin must really serve byte ranges (checked with a
    * small range request); an index at the end of the file is then no obstacle. The answer is the
-   * job's: a source that passes is read in place, any other is downloaded.
+   * job's: a source that passes is read in place, any other is downloaded. Null when it does not;
+   * else the URL redirects ended on and the file's size.
    */
-  async function servesRanges(url: string, headers: Record<string, string> = {}): Promise<boolean> {
+  async function rangesOf(url: string, headers: Record<string, string> = {}): Promise<{ url: string; size: number } | null> {
     const signal = Context.current().cancellationSignal;
-    const ranges = await probeByteRanges(url, { allowPrivate: config.allowPrivateNetwork, headers, signal }).catch((err: unknown) => {
+    return probeByteRanges(url, { allowPrivate: config.allowPrivateNetwork, headers, signal }).catch((err: unknown) => {
       throw asRefusal(err);
     });
-    return ranges !== null;
   }
 
-  /** A plain media file: read in place (measured with ffprobe through the egress proxy) when its origin serves ranges, else streamed to disk by Node. */
+  /**
+   * What ffprobe would say of a file read in place, from its MP4 index fetched with a range request
+   * or two (no ffprobe process, no proxy run); null for anything that is not a readable MP4 index.
+   */
+  async function indexProbe(ranges: { url: string; size: number }, headers: Record<string, string>): Promise<ProbeResult | null> {
+    const signal = Context.current().cancellationSignal;
+    const read = (start: number, length: number) => readByteRange(ranges.url, start, length, { allowPrivate: config.allowPrivateNetwork, headers, signal });
+    const index = await alive(() => findMp4Index(read, ranges.size, { chunk: INDEX_CHUNK_BYTES, maxReads: 3 }));
+    return index && probeOfMp4Index(index, ranges.size);
+  }
+
+  /** A plain media file: read in place (measured from its MP4 index, or by ffprobe through the egress proxy) when its origin serves ranges, else streamed to disk by Node. */
   async function resolveDirect(input: ResolveSourceInput, length: number | null): Promise<ResolvedSource> {
     const signal = Context.current().cancellationSignal;
-    const inPlace = input.reads !== 'whole' && (await servesRanges(input.url));
-    const probed = inPlace ? await alive(() => throughEgress(egress, (proxyUrl) => ffmpeg.probe(input.url, { proxyUrl, signal }).catch(() => null))) : null;
+    const ranges = input.reads === 'whole' ? null : await rangesOf(input.url);
+    // an MP4's index says what the steps need; ffprobe reads every other container
+    const probed = ranges && ((await indexProbe(ranges, {})) ?? (await alive(() => throughEgress(egress, (proxyUrl) => ffmpeg.probe(input.url, { proxyUrl, signal }).catch(() => null)))));
     // a file ffprobe cannot read in place is downloaded and read again, where its real problem shows
     if (!probed?.streams.some((x) => x.codec_type === 'video' || x.codec_type === 'audio')) {
       const fetched = await fetchDirect(input, length);
@@ -291,7 +304,9 @@ export function createSourceActivities(deps: SourceDeps) {
       const summary = withinLimits(info, limits);
       assertClipWithin(input.clipStart, input.clipEnd, summary.duration);
       const media = input.reads === 'whole' ? null : seekableFormat(info, input.reads);
-      if (media && (await servesRanges(media.url, media.headers))) return { ...summary, sourceFile: null, media: { ...media, probe: null, maxBytes: limits.maxBytes } };
+      const ranges = media && (await rangesOf(media.url, media.headers));
+      // without an MP4 index to read here, the processing step probes the URL itself
+      if (media && ranges) return { ...summary, sourceFile: null, media: { ...media, probe: await indexProbe(ranges, media.headers), maxBytes: limits.maxBytes } };
       const workDir = storage.workDirOf(input.jobId);
       const infoJson = path.join(workDir, 'download', 'probe.info.json');
       await fs.mkdir(path.dirname(infoJson), { recursive: true });
@@ -404,6 +419,9 @@ function directTitle(url: string): string {
 
 // yt-dlp's extractors for media named by an ordinary page (Open Graph, JSON-LD, <video> elements)
 const PAGE_EXTRACTORS = new Set(['Generic', 'HTML5MediaEmbed']);
+
+// The first read of a source's index: a short video's whole index when it is at the front.
+const INDEX_CHUNK_BYTES = 256 * 1024;
 
 // Containers ffmpeg seeks in over HTTP with range requests, all on the input policy's format list.
 const SEEKABLE_EXT = new Set(['mp4', 'm4v', 'mov', 'webm', 'mkv']);

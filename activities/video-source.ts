@@ -23,7 +23,7 @@ export interface RemoteMedia {
   url: string;
   /** Request headers the platform wants (yt-dlp's http_headers); empty for a plain file. */
   headers: Record<string, string>;
-  /** ffprobe of the URL when the fetch step already made one (saves a second one here). */
+  /** The URL's ffprobe, or its fields read from an MP4 index, when the fetch step measured it (saves a probe here). */
   probe: ProbeResult | null;
   /** The job's size limit, for a download when reading in place fails (absent: the service's own). */
   maxBytes?: number;

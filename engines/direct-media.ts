@@ -82,6 +82,33 @@ export async function probeByteRanges(
 
 const MAX_REDIRECTS = 5;
 
+/**
+ * `length` bytes of `url` from `start`, by one range request (no redirects: the URL is the one
+ * probeByteRanges ended on). Throws unless the origin answers 206 with exactly that range; reads
+ * no more than asked for, whatever the origin sends.
+ */
+export async function readByteRange(url: string, start: number, length: number, opts: { allowPrivate: boolean; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Buffer> {
+  const end = start + length - 1;
+  const res = await egressRequest({ url, method: 'GET', headers: { ...opts.headers, Range: `bytes=${start}-${end}` }, timeoutMs: 15_000, allowPrivate: opts.allowPrivate, signal: opts.signal });
+  // a body that stalls is a failed read, as a response that never comes is
+  res.setTimeout(15_000, () => res.destroy(new Error('the origin stopped sending for 15 s')));
+  try {
+    const m = /^bytes (\d+)-(\d+)\/\d+$/.exec(String(res.headers['content-range'] ?? '').trim());
+    if (res.statusCode !== 206 || !m || Number(m[1]) !== start || Number(m[2]) !== end) throw new Error(`the origin did not serve bytes ${start}-${end} (HTTP ${res.statusCode})`);
+    const chunks: Buffer[] = [];
+    let got = 0;
+    for await (const chunk of res as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      got += chunk.length;
+      if (got >= length) break;
+    }
+    if (got < length) throw new Error(`the origin sent ${got} of ${length} bytes`);
+    return Buffer.concat(chunks).subarray(0, length);
+  } finally {
+    res.destroy();
+  }
+}
+
 /** Streams a direct media file to `dest`, failing past `maxBytes`; reports progress as a 0..1 fraction when the size is known. */
 export async function downloadDirectMedia(
   url: string,

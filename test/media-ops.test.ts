@@ -19,12 +19,12 @@ import { USER_FAILURE_TYPES } from '../lib/job-failure';
 import { type JobOutput } from '../jobs/types';
 import type { DownloadFormat, Quality } from '../operations/download/spec';
 import type { PreviewParams } from '../operations/preview/spec';
-import { readMp4Video } from '../operations/preview/mp4-header';
+import { probeOfMp4Index, readMp4File } from '../engines/ffmpeg/mp4-index';
 import { LocalStorage, Storage } from '../engines/storage';
 import { activityEnv, expectNonRetryable } from './helpers/activity-env';
 import { testEgress } from './helpers/egress';
 import { FIXTURE, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
-import { audioStream, ffprobe, videoStream } from './helpers/media';
+import { audioStream, ffprobe, probeFields, videoStream } from './helpers/media';
 
 const run = promisify(execFile);
 
@@ -378,7 +378,7 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
       }
     });
 
-    it("reads an MP4's index wherever it is, and leaves to ffprobe what is not one", async () => {
+    it("reads an MP4's index wherever it is, as ffprobe reads it, and leaves to ffprobe what is not one", async () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mp4-index-'));
       const src = fx.url('/media/v720.mp4');
       const make = async (name: string, extra: string[]) => {
@@ -386,21 +386,26 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
         await run('ffmpeg', ['-v', 'error', '-y', '-ss', '0.5', '-t', '2', '-i', src, '-vf', 'scale=320:-2', '-c:v', 'libx264', '-preset', 'ultrafast', ...extra, out]);
         return out;
       };
-      // the index after the media (no faststart), before it, and with no sound track
-      for (const file of [await make('end.mp4', []), await make('front.mp4', ['-movflags', '+faststart']), await make('mute.mov', ['-an'])]) {
+      // the index after the media (no faststart), before it, without sound, and at 30000/1001 fps with
+      // B-frames and AAC (edit lists shift both tracks' starts)
+      const files = [await make('end.mp4', []), await make('front.mp4', ['-movflags', '+faststart']), await make('mute.mov', ['-an']), await make('ntsc.mp4', ['-r', '30000/1001', '-preset', 'fast', '-c:a', 'aac'])];
+      for (const file of files) {
         const probe = await ffprobe(file);
-        const v = videoStream(probe)!;
-        const header = await readMp4Video(file);
-        assert.deepEqual(header, { width: v.width, height: v.height, duration: Number(probe.format.duration), frames: await countFrames(file) }, file);
+        assert.equal(probe.streams.some((s) => s.codec_type === 'audio'), !file.endsWith('mute.mov'), `${file}: the sound track is there to compare`);
+        const index = await readMp4File(file);
+        assert.ok(index, file);
+        const video = index.tracks.find((t) => t.kind === 'video')!;
+        assert.equal(video.samples, await countFrames(file), `${file}: the video track's samples are its frames`);
+        assert.deepEqual(probeFields(probeOfMp4Index(index, fs.statSync(file).size)!), probeFields(probe), file);
       }
       // fragmented (samples outside the index), cut short inside its index, or not an MP4 at all:
       // nothing read, so the step asks ffprobe
-      assert.equal(await readMp4Video(await make('frag.mp4', ['-movflags', 'frag_keyframe+empty_moov'])), null);
+      assert.equal(await readMp4File(await make('frag.mp4', ['-movflags', 'frag_keyframe+empty_moov'])), null);
       const whole = fs.readFileSync(path.join(dir, 'front.mp4'));
       fs.writeFileSync(path.join(dir, 'cut.mp4'), whole.subarray(0, 600));
-      assert.equal(await readMp4Video(path.join(dir, 'cut.mp4')), null);
+      assert.equal(await readMp4File(path.join(dir, 'cut.mp4')), null);
       fs.writeFileSync(path.join(dir, 'text.mp4'), 'not a video at all, just words');
-      assert.equal(await readMp4Video(path.join(dir, 'text.mp4')), null);
+      assert.equal(await readMp4File(path.join(dir, 'text.mp4')), null);
       fs.rmSync(dir, { recursive: true, force: true });
     });
 

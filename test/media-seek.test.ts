@@ -24,7 +24,7 @@ import { startOrigin, type Origin } from './bench/rows/media.rows';
 import { activityEnv, expectNonRetryable } from './helpers/activity-env';
 import { testEgress } from './helpers/egress';
 import { startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
-import { ffprobe, videoStream } from './helpers/media';
+import { ffprobe, probeFields, videoStream } from './helpers/media';
 import { originMedia, startMediaOrigin, type MediaOrigin } from './helpers/media-origin';
 
 const run = promisify(execFile);
@@ -205,6 +205,35 @@ describe('seek reads: one-frame and short-window jobs fetch only what they read,
         'chunked speech-fast.mp4': 'download',
         'chunked speech-tail.mp4': 'download',
       });
+    });
+
+    it('a plain MP4 read in place is measured from its index, fetched by range requests, with no ffprobe: what ffprobe says of the URL', async () => {
+      let probes = 0;
+      const counting = {
+        ...ffmpeg,
+        probe: (...args: Parameters<typeof ffmpeg.probe>) => {
+          probes++;
+          return ffmpeg.probe(...args);
+        },
+      };
+      const resolveCounting = (url: string) =>
+        activityEnv().run(createSourceActivities({ ytdlp, ffmpeg: counting, storage, egress, config: limits }).resolveSource, { jobId: crypto.randomUUID(), url, quality: '720p' as const, format: null, reads: 'av' as const, progressRange: [0, 40] as [number, number] }) as Promise<ResolvedSource>;
+      // the index before the media: one read of the file's head; after it: the head, then the index past the media
+      for (const [file, indexReads] of [['speech-fast.mp4', 1], ['speech-tail.mp4', 2]] as const) {
+        const before = mo.requests.get('range') ?? 0;
+        probes = 0;
+        const src = await resolveCounting(mo.url('range', file));
+        const requests = (mo.requests.get('range') ?? 0) - before;
+        assert.equal(probes, 0, `${file}: no ffprobe ran`);
+        assert.ok(src.media?.probe, `${file}: read in place, measured`);
+        assert.deepEqual(probeFields(src.media.probe), probeFields(await ffprobe(mo.url('range', file))), file);
+        assert.equal(requests, 2 + indexReads, `${file}: the HEAD, the two-byte range check and ${indexReads} index read(s); got ${requests}`);
+      }
+      // an origin that honours the range check but no other range: its index is measured by ffprobe, as before
+      probes = 0;
+      const first = await resolveCounting(mo.url('firstrange', 'speech-fast.mp4'));
+      assert.equal(probes, 1, 'ffprobe measured what the index reader could not fetch');
+      assert.deepEqual(probeFields(first.media!.probe!), probeFields(await ffprobe(mo.url('range', 'speech-fast.mp4'))));
     });
 
     it("a downloaded source's ffprobe goes on with it: the fingerprint and preview steps on that file run no second ffprobe", async () => {

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import type { ProbeResult, ProbeStream } from '../../engines/ffmpeg/ffmpeg.engine';
+import { readMp4File } from '../../engines/ffmpeg/mp4-index';
 import { clipRecipe, gifRecipe, mosaicReadsOnce, mosaicRecipe, mosaicTimes, thumbnailRecipe, type InputOf, type PreviewRecipe } from '../../engines/ffmpeg/recipes/preview';
 import type { Storage } from '../../engines/storage';
 import type { JobOutput } from '../../jobs/types';
@@ -10,7 +11,6 @@ import { parseTimeString } from '../../lib/time';
 import { durationOf, roundMs } from '../../activities/media-probe';
 import { pastEnd, videoOf, withSource, type OpenedSource, type SourceReadDeps, type SourceRef } from '../../activities/video-source';
 import type { StepDeps } from '../step-deps';
-import { readMp4Video } from './mp4-header';
 
 export interface PreviewDeps extends SourceReadDeps {
   storage: Storage;
@@ -60,10 +60,11 @@ export function createPreviewActivities(deps: PreviewDeps) {
       return { width: image.width, height: image.pageHeight ?? image.height, duration, fps: framesPerSecond(image.pages ?? 1, duration) };
     }
     // an MP4's index holds its size, duration and frame count: read in-process; ffprobe where it cannot be read
-    const header = await readMp4Video(out).catch(() => null);
-    if (header) {
-      const duration = roundMs(header.duration);
-      return { width: header.width, height: header.height, duration, fps: framesPerSecond(header.frames, duration) };
+    const index = await readMp4File(out).catch(() => null);
+    const video = index?.tracks.find((t) => t.kind === 'video');
+    if (index && video) {
+      const duration = roundMs(index.duration);
+      return { width: video.width, height: video.height, duration, fps: framesPerSecond(video.samples, duration) };
     }
     // packets of the output's video stream are its frames: counted while probing, without decoding it again
     const result = await ffmpeg.probe(out, { countPackets: true }).catch(() => null);
