@@ -70,6 +70,20 @@ describe('seek reads: one-frame and short-window jobs fetch only what they read,
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
+  /** The ffmpeg engine, counting its ffprobe runs. */
+  const countingProbes = () => {
+    const counting = {
+      probes: 0,
+      ffmpeg: {
+        ...ffmpeg,
+        probe: (...args: Parameters<typeof ffmpeg.probe>) => {
+          counting.probes++;
+          return ffmpeg.probe(...args);
+        },
+      },
+    };
+    return counting;
+  };
   const sourceActs = () => createSourceActivities({ ytdlp, ffmpeg, storage, egress, config: limits });
   const resolve = (url: string, reads: ResolveSourceInput['reads'], jobId = crypto.randomUUID()) =>
     activityEnv().run(sourceActs().resolveSource, { jobId, url, quality: '720p' as const, format: null, reads, progressRange: [0, 40] as [number, number] }) as Promise<ResolvedSource>;
@@ -208,45 +222,31 @@ describe('seek reads: one-frame and short-window jobs fetch only what they read,
     });
 
     it('a plain MP4 read in place is measured from its index, fetched by range requests, with no ffprobe: what ffprobe says of the URL', async () => {
-      let probes = 0;
-      const counting = {
-        ...ffmpeg,
-        probe: (...args: Parameters<typeof ffmpeg.probe>) => {
-          probes++;
-          return ffmpeg.probe(...args);
-        },
-      };
+      const counting = countingProbes();
       const resolveCounting = (url: string) =>
-        activityEnv().run(createSourceActivities({ ytdlp, ffmpeg: counting, storage, egress, config: limits }).resolveSource, { jobId: crypto.randomUUID(), url, quality: '720p' as const, format: null, reads: 'av' as const, progressRange: [0, 40] as [number, number] }) as Promise<ResolvedSource>;
+        activityEnv().run(createSourceActivities({ ytdlp, ffmpeg: counting.ffmpeg, storage, egress, config: limits }).resolveSource, { jobId: crypto.randomUUID(), url, quality: '720p' as const, format: null, reads: 'av' as const, progressRange: [0, 40] as [number, number] }) as Promise<ResolvedSource>;
       // the index before the media: one read of the file's head; after it: the head, then the index past the media
       for (const [file, indexReads] of [['speech-fast.mp4', 1], ['speech-tail.mp4', 2]] as const) {
         const before = mo.requests.get('range') ?? 0;
-        probes = 0;
+        counting.probes = 0;
         const src = await resolveCounting(mo.url('range', file));
         const requests = (mo.requests.get('range') ?? 0) - before;
-        assert.equal(probes, 0, `${file}: no ffprobe ran`);
+        assert.equal(counting.probes, 0, `${file}: no ffprobe ran`);
         assert.ok(src.media?.probe, `${file}: read in place, measured`);
         assert.deepEqual(probeFields(src.media.probe), probeFields(await ffprobe(mo.url('range', file))), file);
         assert.equal(requests, 2 + indexReads, `${file}: the HEAD, the two-byte range check and ${indexReads} index read(s); got ${requests}`);
       }
       // an origin that honours the range check but no other range: its index is measured by ffprobe, as before
-      probes = 0;
+      counting.probes = 0;
       const first = await resolveCounting(mo.url('firstrange', 'speech-fast.mp4'));
-      assert.equal(probes, 1, 'ffprobe measured what the index reader could not fetch');
+      assert.equal(counting.probes, 1, 'ffprobe measured what the index reader could not fetch');
       assert.deepEqual(probeFields(first.media!.probe!), probeFields(await ffprobe(mo.url('range', 'speech-fast.mp4'))));
     });
 
     it("a downloaded source's ffprobe goes on with it: the fingerprint and preview steps on that file run no second ffprobe", async () => {
-      let probes = 0;
-      const counting = {
-        ...ffmpeg,
-        probe: (...args: Parameters<typeof ffmpeg.probe>) => {
-          probes++;
-          return ffmpeg.probe(...args);
-        },
-      };
+      const counting = countingProbes();
       const jobId = crypto.randomUUID();
-      const src = (await activityEnv().run(createSourceActivities({ ytdlp, ffmpeg: counting, storage, egress, config: limits }).resolveSource, {
+      const src = (await activityEnv().run(createSourceActivities({ ytdlp, ffmpeg: counting.ffmpeg, storage, egress, config: limits }).resolveSource, {
         jobId,
         url: mo.url('norange', 'speech-tail.mp4'),
         quality: '720p' as const,
@@ -255,13 +255,13 @@ describe('seek reads: one-frame and short-window jobs fetch only what they read,
         progressRange: [0, 40] as [number, number],
       })) as ResolvedSource;
       assert.ok(src.sourceFile && !src.media, 'an origin that ignores ranges: the source is downloaded');
-      assert.equal(probes, 1, 'the fetch step probed the downloaded file once');
+      assert.equal(counting.probes, 1, 'the fetch step probed the downloaded file once');
       assert.ok(src.sourceProbe?.streams.some((x) => x.codec_type === 'video'), 'and hands that probe on');
       const ref = { sourceFile: src.sourceFile, media: null, sourceProbe: src.sourceProbe };
-      const fp = (await activityEnv().run(createFingerprintActivities({ ffmpeg: counting, storage, egress, limits }).fingerprintFrame, { jobId, ...ref, title: 't', timestamp: 5, hashSize: 8 as const, progressRange: [40, 99] as [number, number] })) as JobOutput;
-      const thumb = (await activityEnv().run(createPreviewActivities({ ffmpeg: counting, storage, egress, limits }).makePreview, { jobId, ...ref, params: params({ timestamp: '00:00:05' }), progressRange: [40, 99] as [number, number] })) as JobOutput;
-      const clip = (await activityEnv().run(createPreviewActivities({ ffmpeg: counting, storage, egress, limits }).makePreview, { jobId, ...ref, params: params({ preview_type: 'clip', start: '00:00:04', duration: 2 }), progressRange: [40, 99] as [number, number] })) as JobOutput;
-      assert.equal(probes, 1, 'neither step probed the file again, nor the thumbnail or clip it wrote');
+      const fp = (await activityEnv().run(createFingerprintActivities({ ffmpeg: counting.ffmpeg, storage, egress, limits }).fingerprintFrame, { jobId, ...ref, title: 't', timestamp: 5, hashSize: 8 as const, progressRange: [40, 99] as [number, number] })) as JobOutput;
+      const thumb = (await activityEnv().run(createPreviewActivities({ ffmpeg: counting.ffmpeg, storage, egress, limits }).makePreview, { jobId, ...ref, params: params({ timestamp: '00:00:05' }), progressRange: [40, 99] as [number, number] })) as JobOutput;
+      const clip = (await activityEnv().run(createPreviewActivities({ ffmpeg: counting.ffmpeg, storage, egress, limits }).makePreview, { jobId, ...ref, params: params({ preview_type: 'clip', start: '00:00:04', duration: 2 }), progressRange: [40, 99] as [number, number] })) as JobOutput;
+      assert.equal(counting.probes, 1, 'neither step probed the file again, nor the thumbnail or clip it wrote');
       // the same frame as a step that probes the file itself
       const own = (await activityEnv().run(createFingerprintActivities({ ffmpeg, storage, egress, limits }).fingerprintFrame, { jobId, sourceFile: src.sourceFile, media: null, title: 't', timestamp: 5, hashSize: 8 as const, progressRange: [40, 99] as [number, number] })) as JobOutput;
       assert.deepEqual(fp.resultData, own.resultData);
