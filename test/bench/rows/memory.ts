@@ -1,12 +1,14 @@
 // Resident memory of the whole `serve` tree (API, workers, embedded Temporal), summed over its process
 // group: once freshly started and settled (the goal's "idle"), and at the start of each round, after
-// the previous rounds' load.
+// the previous rounds' load: at once, and again after the same settling time as idle with nothing
+// submitted (V8 gives back the heap it grew under load when its allocation rate drops, seconds later).
 import { execFileSync } from 'node:child_process';
 import { fmt, groupProcesses, groupRss, median, processRss, type BenchRow } from '../harness';
 
 const SETTLE_S = 30;
 let fresh: { total: number; parts: string } | null = null;
 const perRound: { bytes: number; parts: string }[] = [];
+const settledPerRound: { bytes: number; parts: string }[] = [];
 
 /** Seconds since the process started. */
 function uptime(pid: number): number {
@@ -38,13 +40,18 @@ const row: BenchRow = {
     fresh = { total: median(samples), parts: parts(pid) };
   },
   async measure(ctx) {
-    const { bytes, processes } = groupRss(ctx.stack.svc.child.pid!);
-    perRound.push({ bytes, parts: parts(ctx.stack.svc.child.pid!) });
-    return { rss: bytes, processes };
+    const pid = ctx.stack.svc.child.pid!;
+    const { bytes, processes } = groupRss(pid);
+    perRound.push({ bytes, parts: parts(pid) });
+    await new Promise((r) => setTimeout(r, SETTLE_S * 1000));
+    const settled = groupRss(pid).bytes;
+    settledPerRound.push({ bytes: settled, parts: parts(pid) });
+    return { rss: bytes, settledRss: settled, processes };
   },
   report: () => [
     ...(fresh ? [{ what: `Memory, idle \`serve\` tree, freshly started (${SETTLE_S} s after start; ${fresh.parts})`, product: fmt.mb(fresh.total), peer: '', ratio: '' }] : []),
-    { what: 'Memory at the start of each round (after the previous rounds\' load)', product: perRound.map((r) => `${fmt.mb(r.bytes)} (${r.parts})`).join(' / '), peer: '', ratio: '' },
+    { what: 'Memory at the start of each round (after the previous rounds\' load), at once', product: perRound.map((r) => `${fmt.mb(r.bytes)} (${r.parts})`).join(' / '), peer: '', ratio: '' },
+    ...(settledPerRound.length ? [{ what: `Same, after ${SETTLE_S} s more with nothing submitted (as idle is measured)`, product: settledPerRound.map((r) => `${fmt.mb(r.bytes)} (${r.parts})`).join(' / '), peer: '', ratio: '' }] : []),
   ],
 };
 
