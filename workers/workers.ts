@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/core';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import sharp from 'sharp';
 import { processEgressProxy } from '../engines/egress/egress-proxy';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
@@ -38,6 +39,8 @@ export function queueActivities(queue: TaskQueue, deps: QueueDeps): Record<strin
 export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Promise<Worker[]> {
   const { config, connection, storage } = deps;
   assertRegistrySound();
+  // libvips keeps up to 50 MB of recent operations for reuse, and a step reads each image once
+  sharp.cache(false);
   const egress = queues.some((q) => QUEUE_TABLE[q].needsEgress) ? await processEgressProxy({ allowPrivate: config.allowPrivateNetwork }) : undefined;
   const workers: Worker[] = [];
   for (const queue of queues) {
