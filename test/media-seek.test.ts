@@ -241,6 +241,12 @@ describe('seek reads: one-frame and short-window jobs fetch only what they read,
       const first = await resolveCounting(mo.url('firstrange', 'speech-fast.mp4'));
       assert.equal(counting.probes, 1, 'ffprobe measured what the index reader could not fetch');
       assert.deepEqual(probeFields(first.media!.probe!), probeFields(await ffprobe(mo.url('range', 'speech-fast.mp4'))));
+      // another container (WebM) on an origin that serves ranges: read in place, measured by ffprobe
+      counting.probes = 0;
+      const webm = await resolveCounting(fx.url('/media/clip.webm'));
+      assert.equal(counting.probes, 1, 'ffprobe measured the WebM');
+      assert.ok(webm.media, 'the WebM is read in place');
+      assert.deepEqual(probeFields(webm.media.probe!), probeFields(await ffprobe(fx.url('/media/clip.webm'))));
     });
 
     it("a downloaded source's ffprobe goes on with it: the fingerprint and preview steps on that file run no second ffprobe", async () => {
