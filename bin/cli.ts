@@ -12,6 +12,7 @@ import { openOrm } from '../db/orm';
 import { loadSecretBox, newSecretKeyText, readKeyFile, writeKeyFile } from '../lib/secret-box';
 import { loadConfig, type Config } from '../lib/config';
 import { log, setLogLevel } from '../lib/logger';
+import { startHeapTrim } from '../lib/heap-trim';
 import { isTaskQueue, TASK_QUEUES, type TaskQueue } from '../lib/queues';
 import { startApi, startMetricsServer, startWorkerProcess, startWorkers, stopWithParent, temporalAddress } from './runtime';
 import { QUEUE_TABLE } from '../workers/queues';
@@ -156,6 +157,8 @@ async function serve(config: Config, withApi: boolean, queues: TaskQueue[]): Pro
     for (const stop of stops.reverse()) await stop().catch((err: unknown) => log.error({ err }, 'error while stopping'));
   };
   try {
+    const heapTrim = startHeapTrim(config.mallocTrimIntervalMs);
+    stops.push(async () => heapTrim.stop());
     const metrics = await startMetricsServer(config);
     if (metrics) stops.push(() => metrics.close());
     const embedded = withApi && queues.length === TASK_QUEUES.length;

@@ -76,6 +76,7 @@ const EnvSchema = z.object({
   BATCH_TOOL_NICENESS: z.coerce.number().int().min(0).max(19).default(19),
   SERVE_TOOL_WORKERS: z.enum(['process', 'inline']).default('process'),
   WORKFLOW_CACHE_SIZE: z.coerce.number().int().min(2).max(100_000).default(WORKFLOW_CACHE_DEFAULT),
+  MALLOC_TRIM_INTERVAL_SECONDS: z.coerce.number().min(0).max(3600).default(10),
   RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(15),
   RECONCILE_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
   QUEUE_CONCURRENCY: z
@@ -160,6 +161,8 @@ export type Config = {
   serveToolWorkers: 'process' | 'inline';
   /** Workflows a worker keeps in memory between their tasks (WORKFLOW_CACHE_SIZE); the rest replay their history when they next run. */
   workflowCacheSize: number;
+  /** How often a process of the service gives glibc's free memory back to the system (MALLOC_TRIM_INTERVAL_SECONDS; 0: never). */
+  mallocTrimIntervalMs: number;
   /** Activities run at once per worker, by queue (QUEUE_CONCURRENCY); the queue table has the defaults. */
   queueConcurrency: Partial<Record<TaskQueue, number>>;
   /** Python of the virtualenv that has faster-whisper (its site-packages are searched for models). */
@@ -237,6 +240,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     queueConcurrency: e.QUEUE_CONCURRENCY,
     workflowCacheSize: e.WORKFLOW_CACHE_SIZE,
+    mallocTrimIntervalMs: e.MALLOC_TRIM_INTERVAL_SECONDS * 1000,
     jobToolNiceness: e.JOB_TOOL_NICENESS,
     batchToolNiceness: Math.max(e.JOB_TOOL_NICENESS, e.BATCH_TOOL_NICENESS),
     serveToolWorkers: e.SERVE_TOOL_WORKERS,
