@@ -1,5 +1,5 @@
 // The floor of a job's fixed cost: a workflow that runs one no-op activity, on the same server as the product's jobs.
-import { proxyActivities } from '@temporalio/workflow';
+import { condition, proxyActivities } from '@temporalio/workflow';
 
 export const FLOOR_QUEUE = 'bench-floor';
 
@@ -7,4 +7,13 @@ const { noop } = proxyActivities<{ noop(): Promise<void> }>({ taskQueue: FLOOR_Q
 
 export async function floorWorkflow(): Promise<void> {
   await noop();
+}
+
+/**
+ * The memory floor's stand-in for a job: runs the no-op activity, then, when `hold`, waits until it
+ * is terminated, as the creates row's jobs are (the worker keeps it cached: it is never told).
+ */
+export async function floorJobWorkflow(hold: boolean): Promise<void> {
+  await noop();
+  if (hold) await condition(() => false);
 }

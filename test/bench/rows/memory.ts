@@ -5,13 +5,18 @@
 import { execFileSync } from 'node:child_process';
 import { fmt, groupProcesses, groupRss, median, processRss, type BenchRow } from '../harness';
 
-const SETTLE_S = 30;
+export const SETTLE_S = 30;
 let fresh: { total: number; parts: string } | null = null;
 const perRound: { bytes: number; parts: string }[] = [];
 const settledPerRound: { bytes: number; parts: string }[] = [];
 
+/** The serve tree's resident bytes: idle, and settled at the start of each round (for the memory floor's comparison). */
+export function productMemory(): { idle: number | null; settled: number[] } {
+  return { idle: fresh?.total ?? null, settled: settledPerRound.map((r) => r.bytes) };
+}
+
 /** Seconds since the process started. */
-function uptime(pid: number): number {
+export function uptime(pid: number): number {
   return Number(execFileSync('ps', ['-o', 'etimes=', '-p', String(pid)], { encoding: 'utf8' }).trim());
 }
 
