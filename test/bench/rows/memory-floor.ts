@@ -38,6 +38,7 @@ interface FloorStack {
 let floor: FloorStack | null = null;
 let cacheSize = 0;
 let idle: number | null = null;
+let idleParts = '';
 let countFrom = '';
 let ids = 0;
 let unpolledUntil = 0;
@@ -157,6 +158,7 @@ const row: BenchRow = {
       await new Promise((r) => setTimeout(r, 1000));
     }
     idle = median(samples);
+    idleParts = floorRss(floor).parts;
   },
   async measure(ctx) {
     const f = floor!;
@@ -179,7 +181,7 @@ const row: BenchRow = {
     const productGrowth = product.settled.map((b) => growth(b, product.idle));
     const floorGrowth = perRound.map((r) => growth(r.settled, idle));
     return [
-      { what: 'Memory floor: a bare Temporal dev server (the product\'s settings) and a bare worker process (its cache size, arena and trim), idle', product: '', peer: idle === null ? 'n/a' : fmt.mb(idle), ratio: '' },
+      { what: 'Memory floor: a bare Temporal dev server (the product\'s settings) and a bare worker process (its cache size, arena and trim), idle', product: '', peer: idle === null ? 'n/a' : `${fmt.mb(idle)} (${idleParts})`, ratio: '' },
       {
         what: `Memory floor at the start of each round, given the workflows serve's server got (completed / terminated while held / started for no worker), ${SETTLE_S} s after`,
         product: perRound.map((r) => `${r.load.completed} / ${r.load.terminated} / ${r.load.unpolled}`).join('; '),
