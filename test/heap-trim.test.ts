@@ -34,4 +34,21 @@ describe('heap trim', function () {
     const withTrim = await fragmentedProcess(100);
     assert.ok(withTrim.after < withTrim.freed - 50, `with the trim every 100 ms: ${JSON.stringify(withTrim)}`);
   });
+
+  it('without its FFI package, says so once and the process runs on', async () => {
+    // as on a platform without koffi's prebuilt binary: loading the package fails
+    const script = `
+      const Module = require('node:module');
+      const resolve = Module._resolveFilename;
+      Module._resolveFilename = function (request, ...rest) {
+        if (request === 'koffi') throw new Error('no prebuilt binary for this platform');
+        return resolve.call(this, request, ...rest);
+      };
+      const trim = require(${JSON.stringify(HEAP_TRIM)}).startHeapTrim(50);
+      setTimeout(() => { trim.stop(); console.log('still running'); }, 500);
+    `;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { env: { ...process.env, LOG_LEVEL: 'info' } });
+    assert.equal(stdout.split('\n').filter((l) => l.includes('malloc_trim is not available')).length, 1, stdout);
+    assert.match(stdout, /still running/);
+  });
 });
