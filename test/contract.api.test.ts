@@ -159,16 +159,21 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
       assert.match(nullHash.body.detail, /^hash_size: /);
     });
 
-    it('6. numbers that are not finite are a 422; a 20 KB query string is a JSON 431', async () => {
+    it('6. numbers that are not finite are a 422; a 40 KB query string is a JSON 431, a url at its limit in 3-byte characters is not', async () => {
       for (const raw of [`{"url":"${SOURCE}","clip_start":${'9'.repeat(400)}}`, `{"url":"${SOURCE}","clip_end":1e999}`]) {
         const res = await h.request('POST', '/v1/download', { key, rawBody: raw, headers: { 'content-type': 'application/json' } });
         assert.equal(res.status, 422, raw.slice(0, 60));
         assert.match(res.body.detail, /^clip_(start|end): /);
       }
-      const huge = await rawRequest(h.baseUrl, 'GET', `/v1/jobs?x=${'a'.repeat(20_000)}`, { authorization: `Bearer ${key}` });
+      const huge = await rawRequest(h.baseUrl, 'GET', `/v1/jobs?x=${'a'.repeat(40_000)}`, { authorization: `Bearer ${key}` });
       assert.equal(huge.status, 431);
       assert.match(String(huge.headers['content-type']), /application\/json/);
       assert.match((JSON.parse(huge.body) as { detail: string }).detail, /too large/);
+      // a url at its limit (2,048 UTF-16 units) of 3-byte characters, 9 bytes each percent-encoded:
+      // 18 KB of request line; refused for its scheme, not its size
+      const longest = await rawRequest(h.baseUrl, 'GET', `/v1/info?url=${encodeURIComponent('ftp://e.example/' + '\u4e2d'.repeat(2032))}`, { authorization: `Bearer ${key}` });
+      assert.notEqual(longest.status, 431, longest.body);
+      assert.equal(longest.status, 422, longest.body);
     });
 
     it('7. null, a string or a number as the body is "not a JSON object"; TRACE is a 405 with Allow', async () => {
