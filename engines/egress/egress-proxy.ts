@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import { EgressRefusedError, resolveAllowed } from './address-check';
+import { relayInto } from './relay';
 
 export interface EgressProxy {
   /** The proxy URL for one tool run (`http://run-…:secret@127.0.0.1:port`), for yt-dlp --proxy and ffmpeg -http_proxy. */
@@ -59,7 +60,7 @@ export async function startEgressProxy(opts: { allowPrivate: boolean; log?: (msg
   }
 
   /** Resolves and checks; the socket connects to exactly the address that was checked. */
-  async function connectChecked(run: string, host: string, port: number): Promise<net.Socket> {
+  async function connectChecked(run: string, host: string, port: number, onread?: net.OnReadOpts): Promise<net.Socket> {
     let target;
     try {
       [target] = await resolveAllowed(host, opts.allowPrivate);
@@ -69,7 +70,7 @@ export async function startEgressProxy(opts: { allowPrivate: boolean; log?: (msg
       throw err;
     }
     return new Promise((resolve, reject) => {
-      const socket = net.connect({ host: target!.address, port, family: target!.family });
+      const socket = net.connect({ host: target!.address, port, family: target!.family, onread });
       socket.once('connect', () => resolve(socket));
       socket.once('error', (err: NodeJS.ErrnoException) => {
         unreachable(run, host, err);
@@ -96,12 +97,27 @@ export async function startEgressProxy(opts: { allowPrivate: boolean; log?: (msg
       res.writeHead(400).end('only http:// is forwarded; https goes through CONNECT');
       return;
     }
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const port = Number(url.port || 80);
+    const refusal = (err: Error) => {
+      const refusedHere = err instanceof EgressRefusedError;
+      res.writeHead(refusedHere ? 403 : 502, { 'X-Egress-Refused': refusedHere ? err.address : '' }).end(refusedHere ? err.message : `could not connect: ${err.message}`);
+    };
+    // what tools fetch media with: the request is written here, the response relayed as it comes
+    if ((req.method === 'GET' || req.method === 'HEAD') && req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
+      const relay = relayInto(req.socket, { httpResponse: true });
+      connectChecked(run, host, port, relay.onread).then((socket) => {
+        if (req.socket.destroyed) return void socket.destroy();
+        relay.attach(socket);
+        socket.write(requestHead(req.method!, url, req.rawHeaders));
+      }, refusal);
+      return;
+    }
     const headers: http.OutgoingHttpHeaders = {};
     for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k.toLowerCase())) headers[k] = v;
     headers.host = url.host;
     headers.connection = 'close';
-    const port = Number(url.port || 80);
-    connectChecked(run, url.hostname.replace(/^\[|\]$/g, ''), port).then(
+    connectChecked(run, host, port).then(
       (socket) => {
         const upstream = http.request({ createConnection: () => socket, method: req.method, path: `${url.pathname}${url.search}`, headers, setHost: false }, (up) => {
           const out: http.OutgoingHttpHeaders = {};
@@ -117,10 +133,7 @@ export async function startEgressProxy(opts: { allowPrivate: boolean; log?: (msg
         });
         req.pipe(upstream);
       },
-      (err: Error) => {
-        const refusedHere = err instanceof EgressRefusedError;
-        res.writeHead(refusedHere ? 403 : 502, { 'X-Egress-Refused': refusedHere ? err.address : '' }).end(refusedHere ? err.message : `could not connect: ${err.message}`);
-      },
+      refusal,
     );
   });
 
@@ -137,15 +150,14 @@ export async function startEgressProxy(opts: { allowPrivate: boolean; log?: (msg
       client.end('HTTP/1.1 400 Bad Request\r\n\r\n');
       return;
     }
-    connectChecked(run, m[1]!, Number(m[2])).then(
+    const relay = relayInto(client);
+    connectChecked(run, m[1]!, Number(m[2]), relay.onread).then(
       (upstream) => {
-        upstream.on('error', () => client.destroy());
+        if (client.destroyed) return void upstream.destroy();
         // either side closing closes the tunnel: nothing is fetched for a client that has gone
-        client.on('close', () => upstream.destroy());
-        upstream.on('close', () => client.destroy());
+        relay.attach(upstream);
         client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
         if (head.length) upstream.write(head);
-        upstream.pipe(client);
         client.pipe(upstream);
       },
       (err: Error) => client.end(`HTTP/1.1 ${err instanceof EgressRefusedError ? '403 Forbidden' : '502 Bad Gateway'}\r\n\r\n`),
@@ -181,4 +193,14 @@ let shared: Promise<EgressProxy> | null = null;
 export function processEgressProxy(opts: { allowPrivate: boolean; log?: (msg: string) => void }): Promise<EgressProxy> {
   shared ??= startEgressProxy(opts);
   return shared;
+}
+
+/** A forwarded request's head: the client's headers but those of its connection to us, for one request on a connection of its own. */
+function requestHead(method: string, url: URL, rawHeaders: string[]): string {
+  const lines = [`${method} ${url.pathname}${url.search} HTTP/1.1`, `Host: ${url.host}`];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (!HOP_BY_HOP.has(name.toLowerCase()) && name.toLowerCase() !== 'host') lines.push(`${name}: ${rawHeaders[i + 1]!}`);
+  }
+  return [...lines, 'Connection: close', '', ''].join('\r\n');
 }
