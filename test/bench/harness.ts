@@ -206,6 +206,30 @@ export function groupCpu(pgid: number): Map<string, number> {
   return out;
 }
 
+/** CPU seconds used so far in group `pgid`, by part: serve's own process, the Temporal dev server, the media workers' Node processes (their own work: activities, the egress proxy's relay) and the tools they ran. */
+export type CpuParts = Record<'serve' | 'temporal' | 'mediaNode' | 'tools', number>;
+
+export function groupCpuParts(pgid: number): CpuParts {
+  const parts: CpuParts = { serve: 0, temporal: 0, mediaNode: 0, tools: 0 };
+  for (const { pid, comm } of groupProcesses(pgid)) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime + stime: the process's own; cutime + cstime: its children that have ended (a Node process's are tools)
+      const own = (Number(f[11]) + Number(f[12])) / 100;
+      const reaped = (Number(f[13]) + Number(f[14])) / 100;
+      if (Number(pid) === pgid) parts.serve += own;
+      else if (comm === 'temporal') parts.temporal += own + reaped;
+      else if (comm === 'node') parts.mediaNode += own;
+      else parts.tools += own;
+      if (comm === 'node' || Number(pid) === pgid) parts.tools += reaped;
+    } catch {
+      // the process ended while we read it
+    }
+  }
+  return parts;
+}
+
 /** What each process name of the group used between two `groupCpu` readings (seconds), largest first. */
 export function cpuBetween(before: Map<string, number>, after: Map<string, number>): [string, number][] {
   return [...after].map(([name, s]): [string, number] => [name, Math.max(0, s - (before.get(name) ?? 0))]).sort((a, b) => b[1] - a[1]);
@@ -293,10 +317,10 @@ export async function serveFiles(dir: string): Promise<{ url(name: string): stri
 }
 
 /** A peer server (test/bench/peers/*.js) in its own process; resolves with its port once it listens. */
-export async function startPeer(script: string, args: string[]): Promise<{ port: number; child: ChildProcess; stop(): Promise<void> }> {
+export async function startPeer(script: string, args: string[]): Promise<{ port: number; banner: string; child: ChildProcess; stop(): Promise<void> }> {
   const child = spawn(process.execPath, [path.join(__dirname, 'peers', script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let buf = '';
   const port = await new Promise<number>((resolve, reject) => {
-    let buf = '';
     child.stdout!.on('data', (c: Buffer) => {
       buf += c.toString();
       const m = /listening (\d+)/.exec(buf);
@@ -306,6 +330,8 @@ export async function startPeer(script: string, args: string[]): Promise<{ port:
   });
   return {
     port,
+    /** What the peer printed up to its `listening` line. */
+    banner: buf,
     child,
     stop: async () => {
       if (child.exitCode !== null) return;

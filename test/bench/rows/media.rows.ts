@@ -18,8 +18,8 @@ export interface MediaRow {
   name: string;
   /** The job, end to end: created_at → completed_at. */
   product(stack: ServeStack): Promise<number>;
-  /** The bare command(s) a user would run for the same output. */
-  bare(): Promise<number>;
+  /** The bare command(s) a user would run for the same output; with `proxyUrl`, every fetch through that HTTP proxy. */
+  bare(proxyUrl?: string): Promise<number>;
   /** The goal ratio (product / bare) of the row. */
   goal: number;
 }
@@ -130,9 +130,11 @@ export async function mediaRows(cacheDir: string, origin: Origin): Promise<Media
     const j = done as unknown as { created_at: string; completed_at: string };
     return (Date.parse(j.completed_at) - Date.parse(j.created_at)) / 1000;
   };
-  const fingerprintBare = async (i: number) => {
+  /** ffmpeg's option sending its http input through the proxy (before `-i`). */
+  const via = (proxyUrl?: string) => (proxyUrl ? ['-http_proxy', proxyUrl] : []);
+  const fingerprintBare = async (i: number, proxyUrl?: string) => {
     const png = path.join(tmp, `frame${i}.png`);
-    await ff(['-ss', '2.5', '-i', origin.url(short), '-frames:v', '1', '-pix_fmt', 'rgb24', png]);
+    await ff([...via(proxyUrl), '-ss', '2.5', '-i', origin.url(short), '-frames:v', '1', '-pix_fmt', 'rgb24', png]);
     await run(config.whisperPython, ['-c', HASHES, png]);
   };
   return [
@@ -140,39 +142,39 @@ export async function mediaRows(cacheDir: string, origin: Origin): Promise<Media
       name: 'Fingerprint, 10 s 720p clip',
       goal: 1.5,
       product: (s) => job(s, '/v1/fingerprint', { url: origin.url(short) }),
-      bare: () => timed(() => fingerprintBare(0)),
+      bare: (proxy) => timed(() => fingerprintBare(0, proxy)),
     },
     {
       name: 'Thumbnail, 10 s 720p clip',
       goal: 1.5,
       product: (s) => job(s, '/v1/preview', { url: origin.url(short), preview_type: 'thumbnail', width: 320 }),
-      bare: () => timed(() => ff(['-ss', '2.5', '-i', origin.url(short), '-frames:v', '1', '-vf', 'scale=320:-1:flags=lanczos', '-q:v', '2', path.join(tmp, 't.jpg')])),
+      bare: (proxy) => timed(() => ff([...via(proxy), '-ss', '2.5', '-i', origin.url(short), '-frames:v', '1', '-vf', 'scale=320:-1:flags=lanczos', '-q:v', '2', path.join(tmp, 't.jpg')])),
     },
     {
       name: 'GIF 5 s, w480, fps 10, of a 60 s 720p source',
       goal: 1.3,
       product: (s) => job(s, '/v1/preview', { url: origin.url(long), preview_type: 'gif', start: '00:00:20', duration: 5, width: 480, fps: 10 }),
-      bare: () => timed(() => ff(['-ss', '20', '-t', '5', '-i', origin.url(long), '-filter_complex', '[0:v:0]fps=10,scale=480:-1:flags=lanczos,split[a][b];[a]palettegen=stats_mode=diff[pal];[b][pal]paletteuse=dither=bayer:bayer_scale=5', '-loop', '0', path.join(tmp, 'g.gif')])),
+      bare: (proxy) => timed(() => ff([...via(proxy), '-ss', '20', '-t', '5', '-i', origin.url(long), '-filter_complex', '[0:v:0]fps=10,scale=480:-1:flags=lanczos,split[a][b];[a]palettegen=stats_mode=diff[pal];[b][pal]paletteuse=dither=bayer:bayer_scale=5', '-loop', '0', path.join(tmp, 'g.gif')])),
     },
     {
       name: 'Mosaic 4x4, w640, of a 60 s 720p source',
       goal: 1.3,
       product: (s) => job(s, '/v1/preview', { url: origin.url(long), preview_type: 'mosaic', columns: 4, rows: 4, width: 640 }),
-      bare: () => timed(() => ff(['-i', origin.url(long), '-vf', 'fps=16/60,scale=160:-1:flags=lanczos,tile=4x4', '-frames:v', '1', '-q:v', '2', path.join(tmp, 'm.jpg')])),
+      bare: (proxy) => timed(() => ff([...via(proxy), '-i', origin.url(long), '-vf', 'fps=16/60,scale=160:-1:flags=lanczos,tile=4x4', '-frames:v', '1', '-q:v', '2', path.join(tmp, 'm.jpg')])),
     },
     {
       name: 'Clip 10 s, w640, of a 60 s 720p source',
       goal: 1.3,
       product: (s) => job(s, '/v1/preview', { url: origin.url(long), preview_type: 'clip', start: '00:00:20', duration: 10, width: 640 }),
-      bare: () => timed(() => ff(['-ss', '20', '-t', '10', '-i', origin.url(long), '-vf', 'scale=640:-2:flags=lanczos', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', path.join(tmp, 'c.mp4')])),
+      bare: (proxy) => timed(() => ff([...via(proxy), '-ss', '20', '-t', '10', '-i', origin.url(long), '-vf', 'scale=640:-2:flags=lanczos', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', path.join(tmp, 'c.mp4')])),
     },
     {
       name: 'Download 60 s 720p as mp4',
       goal: 1.3,
       product: (s) => job(s, '/v1/download', { url: origin.url(long), format: 'mp4' }),
-      bare: () => timed(async () => {
+      bare: (proxy) => timed(async () => {
         fs.rmSync(path.join(tmp, 'dl.mp4'), { force: true });
-        await run(config.ytdlpPath, ['--ignore-config', '--no-cache-dir', '-q', '-o', path.join(tmp, 'dl.mp4'), origin.url(long)]);
+        await run(config.ytdlpPath, ['--ignore-config', '--no-cache-dir', '-q', ...(proxy ? ['--proxy', proxy] : []), '-o', path.join(tmp, 'dl.mp4'), origin.url(long)]);
       }),
     },
     {
@@ -183,10 +185,10 @@ export async function mediaRows(cacheDir: string, origin: Origin): Promise<Media
         await Promise.all(Array.from({ length: 40 }, () => job(s, '/v1/fingerprint', { url: origin.url(short) })));
         return (performance.now() - t0) / 1000;
       },
-      bare: () => timed(async () => {
+      bare: (proxy) => timed(async () => {
         let next = 0;
         const lane = async () => {
-          while (next < 40) await fingerprintBare(next++);
+          while (next < 40) await fingerprintBare(next++, proxy);
         };
         await Promise.all([lane(), lane()]);
       }),

@@ -3,11 +3,12 @@
 // Two groups, so BENCH_ROWS can leave out the long 40-job batch. The first also measures the floor of
 // a job's fixed cost: a bare workflow with one no-op activity on the same Temporal server, started and
 // awaited; each job's fixed cost (its time minus the bare tool's) is reported against it.
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { FLOOR_QUEUE, floorWorkflow } from '../floor-workflow';
-import { fmt, median, type BenchContext, type BenchRow } from '../harness';
+import { fmt, groupCpuParts, median, startPeer, type BenchContext, type BenchRow, type CpuParts } from '../harness';
 import { mediaRows, startOrigin, type MediaRow, type Origin } from './media.rows';
 
 const CACHE = path.join(os.tmpdir(), 'mediasvc-bench-media');
@@ -55,15 +56,30 @@ async function startFloorWorker(ctx: BenchContext): Promise<FloorWorker> {
   };
 }
 
+/** CPU seconds this process's ended children (the bare commands) have used so far. */
+function reapedChildrenCpu(): number {
+  const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[13]) + Number(f[14])) / 100;
+}
+
+/** Each single job and bare command runs this many times a round (the round's figure is their median): one run moves by ±0.1–0.3. */
+const REPEATS = Math.max(1, Number(process.env.BENCH_MEDIA_REPEATS ?? 3));
+const SIDES = ['product', 'bare', 'proxied'] as const;
+
 function group(name: string, order: number, batch: boolean): BenchRow {
   let rows: MediaRow[] = [];
   // the single-job group carries the floor; the batch's jobs overlap, so their fixed costs do not add up
   let floor: FloorWorker | null = null;
+  let proxy: Awaited<ReturnType<typeof startPeer>> | null = null;
+  let proxyUrl = '';
   return {
     name,
     order,
     async setup(ctx: BenchContext) {
       rows = await rowsOf(batch);
+      proxy = await startPeer('egress-proxy.js', []);
+      proxyUrl = /proxy (\S+)/.exec(proxy.banner)![1]!;
       if (!batch) {
         floor = await startFloorWorker(ctx);
         await floor.measure(ctx, 3); // the worker's first workflow pays for loading its bundle
@@ -78,25 +94,46 @@ function group(name: string, order: number, batch: boolean): BenchRow {
         await ctx.quiesce();
         out.floor = await floor.measure(ctx, 15);
       }
+      const pgid = ctx.stack.svc.child.pid!;
+      const repeats = batch ? 1 : REPEATS;
       for (const [i, row] of rows.entries()) {
-        // alternate which side goes first, so neither always runs on a warmer cache
-        const sides = round % 2 ? (['product', 'bare'] as const) : (['bare', 'product'] as const);
-        for (const side of sides) {
-          await ctx.quiesce();
-          origin!.bytes = 0;
-          out[`${side}${i}`] = side === 'product' ? await row.product(ctx.stack) : await row.bare();
-          out[`${side}Bytes${i}`] = origin!.bytes;
+        const runs: Record<string, number[]> = {};
+        const add = (key: string, v: number) => (runs[key] ??= []).push(v);
+        for (let r = 0; r < repeats; r++) {
+          // rotate which side goes first, so none always runs on a warmer cache
+          const turn = round * repeats + r;
+          const sides = SIDES.map((_, k) => SIDES[(k + turn) % SIDES.length]!);
+          for (const side of sides) {
+            await ctx.quiesce();
+            origin!.bytes = 0;
+            const [parts0, bare0] = [groupCpuParts(pgid), reapedChildrenCpu()];
+            add(side, side === 'product' ? await row.product(ctx.stack) : await row.bare(side === 'proxied' ? proxyUrl : undefined));
+            add(`${side}Bytes`, origin!.bytes);
+            if (side === 'product') {
+              const parts1 = groupCpuParts(pgid);
+              for (const part of Object.keys(parts1) as (keyof CpuParts)[]) add(`cpu_${part}`, parts1[part] - parts0[part]);
+            } else if (side === 'bare') add('cpu_bare', reapedChildrenCpu() - bare0);
+          }
         }
+        for (const [key, values] of Object.entries(runs)) out[`${key}${i}`] = median(values);
       }
       return out;
     },
     report: (m) => [
-      ...rows.map((row, i) => ({
-        what: `${row.name} (goal ≤${row.goal}×)`,
-        product: `${fmt.s(m[`product${i}`]!)} (${fmt.mb(m[`productBytes${i}`]!)} fetched)`,
-        peer: `${fmt.s(m[`bare${i}`]!)} (${fmt.mb(m[`bareBytes${i}`]!)} fetched)`,
-        ratio: fmt.ratio(m[`product${i}`]!, m[`bare${i}`]!),
-      })),
+      ...rows.flatMap((row, i) => [
+        {
+          what: `${row.name} (goal ≤${row.goal}×)`,
+          product: `${fmt.s(m[`product${i}`]!)} (${fmt.mb(m[`productBytes${i}`]!)} fetched)`,
+          peer: `${fmt.s(m[`bare${i}`]!)} (${fmt.mb(m[`bareBytes${i}`]!)} fetched); through the egress proxy ${fmt.s(m[`proxied${i}`]!)}`,
+          ratio: `${fmt.ratio(m[`product${i}`]!, m[`bare${i}`]!)} (${fmt.ratio(m[`product${i}`]!, m[`proxied${i}`]!)} of the proxied command)`,
+        },
+        {
+          what: '(same) CPU seconds: the job (its tools; the media workers\' Node, the egress proxy\'s relay among it; serve; Temporal), the bare command',
+          product: `tools ${m[`cpu_tools${i}`]!.toFixed(2)}, media Node ${m[`cpu_mediaNode${i}`]!.toFixed(2)}, serve ${m[`cpu_serve${i}`]!.toFixed(2)}, Temporal ${m[`cpu_temporal${i}`]!.toFixed(2)}`,
+          peer: m[`cpu_bare${i}`]!.toFixed(2),
+          ratio: '',
+        },
+      ]),
       ...(m.floor === undefined
         ? []
         : [
@@ -116,6 +153,8 @@ function group(name: string, order: number, batch: boolean): BenchRow {
     async teardown() {
       await floor?.stop();
       floor = null;
+      await proxy?.stop();
+      proxy = null;
       await origin?.close();
       origin = null;
     },
