@@ -143,6 +143,24 @@ describe('egress proxy relay: reused read buffers, origin to tool', function () 
     assert.ok(longWritten < 64 * 2 ** 20, `the origin wrote ${longWritten} bytes for a tool that read 1 MB`);
   });
 
+  it('a body with neither a length nor chunks, ended by the origin closing (as old servers send), arrives whole', async () => {
+    const raw = net.createServer((s) => {
+      s.once('data', () => {
+        s.write('HTTP/1.0 200 OK\r\nContent-Type: video/mp4\r\n\r\n');
+        s.end(BODY);
+      });
+    });
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', () => r()));
+    try {
+      const got = await fetchThrough(proxy, `http://127.0.0.1:${(raw.address() as net.AddressInfo).port}/old`, { readBytes: 32 * 1024, delayMs: 1 });
+      assert.match(got.head, /^HTTP\/1\.0 200 OK\r\n/, got.head);
+      assert.match(got.head, /\r\nConnection: close$/i, got.head);
+      assert.ok(got.body.equals(BODY), `the relayed body differs from the origin's (${got.body.length} of ${BODY.length} bytes)`);
+    } finally {
+      raw.close();
+    }
+  });
+
   it('a CONNECT tunnel carries 6 MB each way unchanged', async () => {
     const echo = net.createServer((s) => s.pipe(s));
     await new Promise<void>((r) => echo.listen(0, '127.0.0.1', () => r()));

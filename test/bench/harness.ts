@@ -184,21 +184,29 @@ export function groupProcesses(pgid: number): { pid: string; comm: string }[] {
 }
 
 /**
+ * CPU seconds of one process (`self` for this one) from `/proc/<pid>/stat`: `own` is its user +
+ * system time, `reaped` its ended children's. Throws when the process has ended.
+ */
+export function processCpu(pid: string): { own: number; reaped: number } {
+  const ticks = 100; // USER_HZ on Linux
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // fields 14-17 (utime stime cutime cstime), counted from the state field (3) after the command
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { own: (Number(f[11]) + Number(f[12])) / ticks, reaped: (Number(f[13]) + Number(f[14])) / ticks };
+}
+
+/**
  * CPU seconds used so far in group `pgid` (serve's own process, the media workers with their tools,
  * the Temporal dev server): user + system, reaped children's included.
  */
 export function groupCpu(pgid: number): Map<string, number> {
-  const ticks = 100; // USER_HZ on Linux
   const out = new Map<string, number>();
   for (const { pid, comm } of groupProcesses(pgid)) {
     try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      // fields 14-17 (utime stime cutime cstime), counted from the state field (3) after the command
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const seconds = [11, 12, 13, 14].reduce((a, i) => a + Number(f[i]), 0) / ticks;
+      const { own, reaped } = processCpu(pid);
       // a tool's time moves into its worker's once it ends, so the two count as one
       const name = Number(pid) === pgid ? 'serve' : comm === 'node' || /ffmpeg|ffprobe|python|yt-dlp/.test(comm) ? 'media workers' : comm;
-      out.set(name, (out.get(name) ?? 0) + seconds);
+      out.set(name, (out.get(name) ?? 0) + own + reaped);
     } catch {
       // the process ended while we read it
     }
@@ -213,15 +221,12 @@ export function groupCpuParts(pgid: number): CpuParts {
   const parts: CpuParts = { serve: 0, temporal: 0, mediaNode: 0, tools: 0 };
   for (const { pid, comm } of groupProcesses(pgid)) {
     try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // utime + stime: the process's own; cutime + cstime: its children that have ended (a Node process's are tools)
-      const own = (Number(f[11]) + Number(f[12])) / 100;
-      const reaped = (Number(f[13]) + Number(f[14])) / 100;
+      const { own, reaped } = processCpu(pid);
       if (Number(pid) === pgid) parts.serve += own;
       else if (comm === 'temporal') parts.temporal += own + reaped;
       else if (comm === 'node') parts.mediaNode += own;
       else parts.tools += own;
+      // a Node process's ended children are the tools it ran
       if (comm === 'node' || Number(pid) === pgid) parts.tools += reaped;
     } catch {
       // the process ended while we read it

@@ -3,18 +3,19 @@
 // Two groups, so BENCH_ROWS can leave out the long 40-job batch. The first also measures the floor of
 // a job's fixed cost: a bare workflow with one no-op activity on the same Temporal server, started and
 // awaited; each job's fixed cost (its time minus the bare tool's) is reported against it.
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { FLOOR_QUEUE, floorWorkflow } from '../floor-workflow';
-import { fmt, groupCpuParts, median, startPeer, type BenchContext, type BenchRow, type CpuParts } from '../harness';
+import { fmt, groupCpuParts, median, processCpu, startPeer, type BenchContext, type BenchRow, type CpuParts } from '../harness';
 import { mediaRows, startOrigin, type MediaRow, type Origin } from './media.rows';
 
 const CACHE = path.join(os.tmpdir(), 'mediasvc-bench-media');
 let origin: Origin | null = null;
 let all: Promise<MediaRow[]> | null = null;
 let warmed = false;
+/** The product's egress proxy alone in its own process, the bare commands' second side (both groups share it). */
+let proxyPeer: ReturnType<typeof startPeer> | null = null;
 
 function rowsOf(batch: boolean): Promise<MediaRow[]> {
   all ??= startOrigin(CACHE).then((o) => {
@@ -56,13 +57,6 @@ async function startFloorWorker(ctx: BenchContext): Promise<FloorWorker> {
   };
 }
 
-/** CPU seconds this process's ended children (the bare commands) have used so far. */
-function reapedChildrenCpu(): number {
-  const stat = fs.readFileSync('/proc/self/stat', 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[13]) + Number(f[14])) / 100;
-}
-
 /** Each single job and bare command runs this many times a round (the round's figure is their median): one run moves by ±0.1–0.3. */
 const REPEATS = Math.max(1, Number(process.env.BENCH_MEDIA_REPEATS ?? 3));
 const SIDES = ['product', 'bare', 'proxied'] as const;
@@ -71,15 +65,14 @@ function group(name: string, order: number, batch: boolean): BenchRow {
   let rows: MediaRow[] = [];
   // the single-job group carries the floor; the batch's jobs overlap, so their fixed costs do not add up
   let floor: FloorWorker | null = null;
-  let proxy: Awaited<ReturnType<typeof startPeer>> | null = null;
   let proxyUrl = '';
   return {
     name,
     order,
     async setup(ctx: BenchContext) {
       rows = await rowsOf(batch);
-      proxy = await startPeer('egress-proxy.js', []);
-      proxyUrl = /proxy (\S+)/.exec(proxy.banner)![1]!;
+      proxyPeer ??= startPeer('egress-proxy.js', []);
+      proxyUrl = /proxy (\S+)/.exec((await proxyPeer).banner)![1]!;
       if (!batch) {
         floor = await startFloorWorker(ctx);
         await floor.measure(ctx, 3); // the worker's first workflow pays for loading its bundle
@@ -106,13 +99,13 @@ function group(name: string, order: number, batch: boolean): BenchRow {
           for (const side of sides) {
             await ctx.quiesce();
             origin!.bytes = 0;
-            const [parts0, bare0] = [groupCpuParts(pgid), reapedChildrenCpu()];
+            const [parts0, bare0] = [groupCpuParts(pgid), processCpu('self').reaped];
             add(side, side === 'product' ? await row.product(ctx.stack) : await row.bare(side === 'proxied' ? proxyUrl : undefined));
             add(`${side}Bytes`, origin!.bytes);
             if (side === 'product') {
               const parts1 = groupCpuParts(pgid);
               for (const part of Object.keys(parts1) as (keyof CpuParts)[]) add(`cpu_${part}`, parts1[part] - parts0[part]);
-            } else if (side === 'bare') add('cpu_bare', reapedChildrenCpu() - bare0);
+            } else if (side === 'bare') add('cpu_bare', processCpu('self').reaped - bare0);
           }
         }
         for (const [key, values] of Object.entries(runs)) out[`${key}${i}`] = median(values);
@@ -153,8 +146,8 @@ function group(name: string, order: number, batch: boolean): BenchRow {
     async teardown() {
       await floor?.stop();
       floor = null;
-      await proxy?.stop();
-      proxy = null;
+      await (await proxyPeer)?.stop();
+      proxyPeer = null;
       await origin?.close();
       origin = null;
     },
