@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -480,6 +481,40 @@ describe('MCP end to end: Streamable HTTP at /mcp and stdio (bin/mediasvc mcp) a
       assert.equal((viaStdio as { code: number }).code, -32002);
       assert.equal((viaStdio as Error).message, (viaHttp as Error).message);
       assert.equal((viaStdio as Error).message, `MCP error -32002: No job with id ${missing} in this account`);
+    });
+
+    it('a tool result waits until the client has answered a ping sent after its progress notifications (an SDK client drops progress read in one chunk with the result)', async () => {
+      const bridge = spawn(CLI, ['mcp'], { env: { ...process.env, MEDIASVC_URL: s.base, MEDIASVC_API_KEY: s.key }, stdio: ['pipe', 'pipe', 'inherit'] });
+      const messages: any[] = [];
+      let pending = '';
+      bridge.stdout.on('data', (chunk: Buffer) => {
+        pending += chunk.toString();
+        for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
+          messages.push(JSON.parse(pending.slice(0, nl)));
+          pending = pending.slice(nl + 1);
+        }
+      });
+      const send = (message: object) => bridge.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
+      const next = (what: string, test: (m: any) => boolean) => waitFor(what, async () => messages.find(test), 120_000, 20);
+      try {
+        send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw-stdio', version: '1' } } });
+        await next('the initialize result', (m) => m.id === 1);
+        send({ method: 'notifications/initialized' });
+        send({ id: 2, method: 'tools/call', params: { name: 'fingerprint', arguments: { url: fx.url('/media/v480.mp4') }, _meta: { progressToken: 'raw' } } });
+        const ping = await next('a ping from the bridge', (m) => m.method === 'ping');
+        const before = messages.slice(0, messages.indexOf(ping));
+        const progress = before.filter((m) => m.method === 'notifications/progress').map((m) => m.params);
+        assert.ok(progress.length >= 2 && progress.every((p) => p.progressToken === 'raw') && progress.at(-1).progress === 100, JSON.stringify(before));
+        await new Promise((r) => setTimeout(r, 500));
+        assert.equal(messages.find((m) => m.id === 2), undefined, 'no result before the ping is answered');
+        send({ id: ping.id, result: {} });
+        const result = await next('the tool result', (m) => m.id === 2);
+        assert.ok(result.result && !result.result.isError, JSON.stringify(result));
+        assert.ok(messages.indexOf(result) > messages.indexOf(ping));
+      } finally {
+        bridge.stdin.end();
+        bridge.kill();
+      }
     });
   });
 

@@ -8,6 +8,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import {
   CallToolRequestSchema,
   CallToolResultSchema,
+  EmptyResultSchema,
   ErrorCode,
   ListResourcesRequestSchema,
   ListResourcesResultSchema,
@@ -27,6 +28,8 @@ import { WAIT_SECONDS } from './tool-schemas';
 export const DEFAULT_MEDIASVC_URL = 'http://127.0.0.1:8080';
 /** A tool call may wait up to WAIT_SECONDS.max for its job; allow that and a margin for the reply. */
 const TOOL_CALL_TIMEOUT_MS = (WAIT_SECONDS.max + 60) * 1000;
+/** A client that does not answer a ping within this delays its tool result no longer. */
+const CLIENT_PING_TIMEOUT_MS = 5_000;
 
 /** The API refused an HTTP request (401, 403, 429, …); `detail` is its sentence. */
 export class ApiRefusal extends Error {
@@ -62,6 +65,16 @@ function relayed(err: unknown): unknown {
 
 const relay = <T>(call: Promise<T>): Promise<T> => call.catch((err: unknown) => Promise.reject(relayed(err)));
 
+/**
+ * Resolves once the client has handled every message sent before. The TypeScript SDK handles a
+ * notification a microtask after reading it but a response at once, so a progress notification read
+ * in the same chunk as its response finds its token retired and is dropped (some clients even close
+ * the connection over it). The client answers a ping only after the notifications read before it.
+ */
+async function clientCaughtUp(server: Server): Promise<void> {
+  await server.request({ method: 'ping' }, EmptyResultSchema, { timeout: CLIENT_PING_TIMEOUT_MS }).catch(() => undefined);
+}
+
 /** Connects to the API's /mcp and serves its tools and resources on stdin/stdout until stdin ends. */
 export async function runStdioBridge(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const key = env.MEDIASVC_API_KEY;
@@ -87,6 +100,7 @@ export async function runStdioBridge(env: NodeJS.ProcessEnv = process.env): Prom
 
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     const token = req.params._meta?.progressToken;
+    let notified = false;
     try {
       return await upstream.request(req, CallToolResultSchema, {
         signal: extra.signal,
@@ -96,6 +110,7 @@ export async function runStdioBridge(env: NodeJS.ProcessEnv = process.env): Prom
           token === undefined
             ? undefined
             : (p) => {
+                notified = true;
                 extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken: token } }).catch(() => undefined);
               },
       });
@@ -103,6 +118,8 @@ export async function runStdioBridge(env: NodeJS.ProcessEnv = process.env): Prom
       // A refusal of the call itself (rate limit, key revoked) is a tool error the agent can act on.
       if (err instanceof ApiRefusal) return toolErrorResult({ status: err.status, detail: err.detail });
       throw relayed(err);
+    } finally {
+      if (notified) await clientCaughtUp(server);
     }
   });
 
