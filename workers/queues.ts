@@ -117,10 +117,11 @@ export const QUEUE_TABLE = {
     needsDatabase: false,
     // previews and fingerprints seek in the source URL (range reads) rather than download it
     needsEgress: true,
-    // ffmpeg is CPU-bound, so one step per core, plus one: seek reads wait on the network, and while
-    // one account's burst fills every core a spare slot lets another account's step start at once (the
-    // burst's tools are niced, so that step gets the CPU)
-    defaultConcurrency: os.availableParallelism() + 1,
+    // ffmpeg is CPU-bound, so a step per core, plus four: seek reads wait on the network, and when one
+    // account's ordinary jobs (up to its plan's running slots) reach this queue together, fairness hands
+    // out freed slots between them and another account's steps by weight; spare slots let those steps
+    // start at once, and the kernel shares the cores (a batch job's tools run niced)
+    defaultConcurrency: os.availableParallelism() + 4,
     activities: (deps: QueueDeps) => {
       const { config, storage } = deps;
       // every step here is an operation's own (operations/<name>/activities.ts)
