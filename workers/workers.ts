@@ -35,6 +35,13 @@ export function queueActivities(queue: TaskQueue, deps: QueueDeps): Record<strin
   return activities;
 }
 
+/**
+ * Workflow tasks a worker takes at once. Its workflows run on one thread, so a few keep it busy; the
+ * SDK's 40 queued inside the worker first come, first served (a burst's tasks ahead of another
+ * account's), where the server would have handed them out by priority and account.
+ */
+const WORKFLOW_TASK_SLOTS = 4;
+
 /** Creates one Temporal worker per requested queue, from the queue table. */
 export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Promise<Worker[]> {
   const { config, connection, storage } = deps;
@@ -62,7 +69,7 @@ export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Prom
             ...(storage.stepsShareNoDisk && spec.usesWorkDir ? [() => ({ inbound: new StepScratchInterceptor(storage) })] : []),
           ],
         },
-        ...(spec.runsWorkflows ? { workflowBundle: await workflowBundle(), maxCachedWorkflows: config.workflowCacheSize } : {}),
+        ...(spec.runsWorkflows ? { workflowBundle: await workflowBundle(), maxCachedWorkflows: config.workflowCacheSize, maxConcurrentWorkflowTaskExecutions: WORKFLOW_TASK_SLOTS } : {}),
       }),
     );
   }
