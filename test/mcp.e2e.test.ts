@@ -483,7 +483,7 @@ describe('MCP end to end: Streamable HTTP at /mcp and stdio (bin/mediasvc mcp) a
       assert.equal((viaStdio as Error).message, `MCP error -32002: No job with id ${missing} in this account`);
     });
 
-    it('a tool result waits until the client has answered a ping sent after its progress notifications (an SDK client drops progress read in one chunk with the result)', async () => {
+    it('a tool result waits until the client has answered a ping sent after its progress notifications (an SDK client drops progress read in one chunk with the result), 5 s at most', async () => {
       const bridge = spawn(CLI, ['mcp'], { env: { ...process.env, MEDIASVC_URL: s.base, MEDIASVC_API_KEY: s.key }, stdio: ['pipe', 'pipe', 'inherit'] });
       const messages: any[] = [];
       let pending = '';
@@ -511,6 +511,12 @@ describe('MCP end to end: Streamable HTTP at /mcp and stdio (bin/mediasvc mcp) a
         const result = await next('the tool result', (m) => m.id === 2);
         assert.ok(result.result && !result.result.isError, JSON.stringify(result));
         assert.ok(messages.indexOf(result) > messages.indexOf(ping));
+
+        // a client that never answers the ping still gets its result, after the bridge's 5 s wait
+        send({ id: 3, method: 'tools/call', params: { name: 'fingerprint', arguments: { url: fx.url('/media/v480.mp4') }, _meta: { progressToken: 'unanswered' } } });
+        await next('a second ping', (m) => m.method === 'ping' && m.id !== ping.id);
+        const late = await next('the result without a pong', (m) => m.id === 3);
+        assert.ok(late.result && !late.result.isError, JSON.stringify(late));
       } finally {
         bridge.stdin.end();
         bridge.kill();
