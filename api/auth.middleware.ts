@@ -28,7 +28,14 @@ export function rateLimitMiddleware(): Koa.Middleware<ApiState> {
     const [bucket, limit] = auth.ok ? [keyBucket(auth.keyId), PLANS[auth.plan].requestsPerMinute] : [`ip:${ctx.ip}`, PLANS.free.requestsPerMinute];
     const w = await hitRateLimit(ctx.state.em, bucket, limit);
     setRateLimitHeaders(ctx, w);
-    if (w.exceeded) throw rateLimited(w);
+    if (w.exceeded) {
+      // the key may have been deactivated elsewhere (the CLI, another API process) since it was cached:
+      // what is true of the key is answered before its window
+      const stored = auth.ok && raw ? await authenticate(ctx.state.em, raw, { fresh: true }) : auth;
+      if (!stored.ok && stored.reason === 'inactive') throw deactivated();
+      if (auth.ok && !stored.ok) throw invalidKey();
+      throw rateLimited(w);
+    }
     await next();
   };
 }
@@ -65,6 +72,10 @@ function deactivated(): DomainError {
   return new DomainError('forbidden', 'This API key is deactivated; reactivate it or use another key');
 }
 
+function invalidKey(): DomainError {
+  return new DomainError('unauthenticated', 'Invalid API key: the key is malformed or matches no active key');
+}
+
 /** 401 for a missing, malformed or unknown key; 403 for a deactivated one. Records key usage (buffered). */
 export function requireAuth(): Koa.Middleware<ApiState> {
   return async (ctx, next) => {
@@ -72,7 +83,7 @@ export function requireAuth(): Koa.Middleware<ApiState> {
     if (!auth || !auth.ok) {
       if (auth?.reason === 'inactive') throw deactivated();
       if (auth?.reason === 'missing') throw new DomainError('unauthenticated', 'Missing API key: send the header Authorization: Bearer vc_…');
-      throw new DomainError('unauthenticated', 'Invalid API key: the key is malformed or matches no active key');
+      throw invalidKey();
     }
     // hydrated when a route asks for them
     Object.defineProperties(ctx.state, {

@@ -1,5 +1,7 @@
 import type Koa from 'koa';
+import { DEPENDENCY_RETRY_AFTER_SECONDS, dependencyFault, unavailableDetail } from '../lib/dependency-faults';
 import { DomainError, type ErrorKind } from '../lib/errors';
+import { log as logger } from '../lib/logger';
 
 /** The one mapping from domain errors to HTTP statuses. */
 export const STATUS_OF: Record<ErrorKind, number> = {
@@ -32,10 +34,12 @@ export function errorMiddleware(log: (msg: string, err: unknown) => void): Koa.M
     } catch (err) {
       const e = toDomainError(err);
       const status = e ? STATUS_OF[e.kind] : 500;
+      // the service's own faults are logged with their stack, a dependency's in a line; what a client caused is not
       if (!e) log(`${ctx.method} ${ctx.path} failed`, err);
+      else if (e.kind === 'unavailable' && !(err instanceof DomainError)) logger.warn({ err: err instanceof Error ? err.message : String(err) }, `${ctx.method} ${ctx.path} answered 503: ${dependencyFault(err)?.reason ?? 'a dependency is unavailable'}`);
       ctx.status = status;
       if (e?.kind === 'unauthenticated') ctx.set('WWW-Authenticate', 'Bearer');
-      if (e?.kind === 'rate_limited' && e.extra.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(e.extra.retryAfterSeconds));
+      if ((e?.kind === 'rate_limited' || e?.kind === 'unavailable') && e.extra.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(e.extra.retryAfterSeconds));
       if (e?.extra.allow) ctx.set('Allow', e.extra.allow.join(', '));
       if (e?.extra.contentRange) ctx.set('Content-Range', e.extra.contentRange);
       const detail = e?.detail ?? 'Internal error; the request was not completed. Try again, and contact support if it persists.';
@@ -69,9 +73,14 @@ export function openAiError(status: number, message: string, e: DomainError | nu
   return { error: { message, type, param: e?.extra.errors?.[0]?.field ?? null, code: code ?? (e ? (OPENAI_CODES[e.kind] ?? null) : null) } };
 }
 
-/** A DomainError for anything a client caused (including Koa's and the body parser's own errors); null for faults. */
+/**
+ * A DomainError for anything a client caused (including Koa's and the body parser's own errors) and
+ * for a dependency that is down (503 with Retry-After); null for the service's own faults.
+ */
 function toDomainError(err: unknown): DomainError | null {
   if (err instanceof DomainError) return err;
+  const fault = dependencyFault(err);
+  if (fault) return new DomainError('unavailable', unavailableDetail(fault), { retryAfterSeconds: DEPENDENCY_RETRY_AFTER_SECONDS });
   const e = err as { status?: number; statusCode?: number; expose?: boolean; message?: string; type?: string };
   const status = e.status ?? e.statusCode;
   if (status === 400) return new DomainError('bad_request', e.expose && e.message ? e.message : 'The request is malformed');

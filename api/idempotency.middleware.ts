@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type Koa from 'koa';
 import { DomainError } from '../lib/errors';
+import { log } from '../lib/logger';
 import type { ApiState } from './context';
 import { accountOf } from './context';
 
@@ -52,11 +53,15 @@ export function idempotency(): Koa.Middleware<ApiState> {
     try {
       await next();
     } catch (err) {
-      await conn.execute('delete from idempotency_keys where account_id = ? and key = ?', [account.id, key], 'run');
+      // the call's own error is the answer, even when the database also fails to drop the claim
+      await conn.execute('delete from idempotency_keys where account_id = ? and key = ?', [account.id, key], 'run').catch(() => undefined);
       throw err;
     }
     if (ctx.status >= 200 && ctx.status < 300) {
-      await conn.execute('update idempotency_keys set status = ?, response_body = ? where account_id = ? and key = ?', [ctx.status, JSON.stringify(ctx.body), account.id, key], 'run');
+      // the call has succeeded (a job is committed and charged): a database failing now must not turn it into an error a client retries
+      await conn
+        .execute('update idempotency_keys set status = ?, response_body = ? where account_id = ? and key = ?', [ctx.status, JSON.stringify(ctx.body), account.id, key], 'run')
+        .catch((err: unknown) => log.warn({ err }, 'idempotency record not completed; a repeat of this key within a minute gets 409'));
     } else {
       await conn.execute('delete from idempotency_keys where account_id = ? and key = ?', [account.id, key], 'run');
     }

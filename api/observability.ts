@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
+import { diskReadiness } from '../lib/disk-space';
 import { DomainError } from '../lib/errors';
 import { log } from '../lib/logger';
 import { httpDuration, httpRequests, METRICS_CONTENT_TYPE, metricsText } from '../lib/metrics';
@@ -57,13 +58,15 @@ const ReadySchema = z.object({
   status: z.enum(['ok', 'unavailable']),
   database: z.string().meta({ description: '"ok", or why the database is not reachable' }),
   temporal: z.string().meta({ description: '"ok", or why the Temporal frontend is not reachable' }),
+  storage: z.string().meta({ description: '"ok", or why the bucket (STORAGE=s3) does not answer; always "ok" with local storage' }),
+  disk: z.string().meta({ description: '"ok", or how little space is left under DATA_DIR (below MIN_FREE_DISK_MB new steps wait)' }),
 });
 
 registry.registerPath({
   method: 'get',
   path: '/readyz',
   operationId: 'ready',
-  summary: 'Readiness: the database and Temporal answer (never rate-limited)',
+  summary: 'Readiness: the database, Temporal and the bucket answer (never rate-limited)',
   security: [],
   responses: {
     200: { description: 'Ready to serve', ...json(ReadySchema) },
@@ -83,17 +86,19 @@ async function probe(check: () => Promise<unknown>, timeoutMs: number): Promise<
   }
 }
 
-/** /readyz (database and Temporal) and, when METRICS_TOKEN is set, /metrics for a bearer of that token. */
-export function operatorRoutes(deps: Pick<ApiDeps, 'orm' | 'orchestrator' | 'config'>): Router<ApiState> {
+/** /readyz (database, Temporal, the bucket) and, when METRICS_TOKEN is set, /metrics for a bearer of that token. */
+export function operatorRoutes(deps: Pick<ApiDeps, 'orm' | 'orchestrator' | 'config' | 'storage'>): Router<ApiState> {
   const router = new Router<ApiState>();
   router.get('/readyz', async (ctx) => {
-    const [database, temporal] = await Promise.all([
+    const [database, temporal, storage] = await Promise.all([
       probe(() => deps.orm.em.fork().getConnection().execute('select 1'), 2000),
       probe(() => deps.orchestrator.checkReachable(), 2000),
+      probe(() => deps.storage.checkReachable(AbortSignal.timeout(2000)), 2000),
     ]);
-    const ok = database === 'ok' && temporal === 'ok';
+    const disk = diskReadiness(deps.config.dataDir, deps.config.minFreeDiskMb);
+    const ok = database === 'ok' && temporal === 'ok' && storage === 'ok' && disk === 'ok';
     ctx.status = ok ? 200 : 503;
-    ctx.body = { status: ok ? 'ok' : 'unavailable', database, temporal };
+    ctx.body = { status: ok ? 'ok' : 'unavailable', database, temporal, storage, disk };
   });
   router.get('/metrics', async (ctx) => {
     const token = deps.config.metricsToken;

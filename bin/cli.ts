@@ -190,7 +190,8 @@ async function serve(config: Config, withApi: boolean, queues: TaskQueue[]): Pro
     ].filter(Boolean);
     log.info({ data_dir: config.dataDir }, `mediasvc ready: ${parts.join('; ')}; data in ${config.dataDir}`);
     const never = new Promise<string>(() => undefined);
-    const sig = await Promise.race([untilSignal(), workers?.done.then(() => 'workers stopped') ?? never, toolWorkers?.done.then(() => 'the worker process stopped') ?? never]);
+    // a dev server that cannot be started again stops everything, with its reason as serve's last line
+    const sig = await Promise.race([untilSignal(), workers?.done.then(() => 'workers stopped') ?? never, toolWorkers?.done.then(() => 'the worker process stopped') ?? never, dev?.gaveUp ?? never]);
     log.info(`mediasvc stopping (${sig})`);
   } finally {
     await stopAll();

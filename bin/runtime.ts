@@ -14,13 +14,13 @@ import { createSpeechServices } from '../engines/speech/services';
 import { openStorage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import { log } from '../lib/logger';
-import { METRICS_CONTENT_TYPE, metricsText, setBacklogReader, setJobsByPlanReader } from '../lib/metrics';
+import { METRICS_CONTENT_TYPE, metricsText, setBacklogReader, setDiskReader, setJobsByPlanReader } from '../lib/metrics';
 import { FileLinks } from '../lib/file-links';
 import type { TaskQueue } from '../lib/queues';
 import { connectTemporal, createTemporalOrchestrator, ensureSearchAttributes, taskQueueBacklog } from '../workers/temporal-client';
 import { TemporalLogForwarder } from '../workers/temporal-logger';
 import { ensureSchedules } from '../workers/schedules';
-import { startDevServer, type DevServer } from '../workers/temporal-dev-server';
+import { superviseDevServer, type SupervisedDevServer } from '../workers/temporal-dev-server';
 import { createWorkers, runWorkers } from '../workers/workers';
 
 export interface Running {
@@ -67,17 +67,21 @@ export async function startMetricsServer(config: Config): Promise<{ close(): Pro
   return { close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-/** Starts the embedded dev server unless TEMPORAL_ADDRESS names a cluster. */
-export async function temporalAddress(config: Config): Promise<{ address: string; dev: DevServer | null }> {
+/** Starts the embedded dev server, started again whenever it dies, unless TEMPORAL_ADDRESS names a cluster. */
+export async function temporalAddress(config: Config): Promise<{ address: string; dev: SupervisedDevServer | null }> {
   if (config.temporalAddress) return { address: config.temporalAddress, dev: null };
   fs.mkdirSync(config.dataDir, { recursive: true });
-  const dev = await startDevServer({
-    cliPath: config.temporalCliPath,
-    dbFile: path.join(config.dataDir, 'temporal.sqlite'),
-    port: config.temporalDevPort,
-    uiPort: config.temporalUiPort,
-    logFile: path.join(config.dataDir, 'temporal.log'),
-  });
+  const logFile = path.join(config.dataDir, 'temporal.log');
+  const dev = await superviseDevServer(
+    { cliPath: config.temporalCliPath, dbFile: path.join(config.dataDir, 'temporal.sqlite'), port: config.temporalDevPort, uiPort: config.temporalUiPort, logFile },
+    {
+      onEvent: (e) => {
+        if (e.kind === 'died') log.error({ code: e.code, signal: e.signal }, `the embedded Temporal server exited; starting it again on the same data (its log: ${logFile})`);
+        else if (e.kind === 'retry') log.warn({ tries: e.tries, err: e.err.message }, 'the embedded Temporal server did not start; trying again');
+        else log.info({ tries: e.tries, down_ms: e.downMs }, 'the embedded Temporal server is back');
+      },
+    },
+  );
   return { address: dev.address, dev };
 }
 
@@ -91,6 +95,7 @@ export async function startApi(config: Config, orm: MikroORM, address: string): 
   const orchestrator = createTemporalOrchestrator(client, { ...config, searchAttributes });
   setBacklogReader(taskQueueBacklog(client));
   setJobsByPlanReader(() => jobCountsByPlan(orm.em.fork()));
+  setDiskReader(config.dataDir, config.minFreeDiskMb * 2 ** 20);
   const dispatcher = new JobDispatcher(orchestrator, { log: (msg, err) => log.warn({ err: err instanceof Error ? err.message : String(err) }, msg) });
   const app = createApp({
     orm,
@@ -161,6 +166,7 @@ export async function startWorkers(config: Config, queues: TaskQueue[], address:
   const searchAttributes = client ? await ensureSearchAttributes(client, (msg) => log.warn(msg)) : false;
   const orchestrator = client ? createTemporalOrchestrator(client, { ...config, searchAttributes }) : null;
   if (client) setBacklogReader(taskQueueBacklog(client));
+  setDiskReader(config.dataDir, config.minFreeDiskMb * 2 ** 20);
   const workers = await createWorkers(queues, { config, storage, connection, orm, startJob: orchestrator ? (input) => orchestrator.startJob(input) : undefined });
   const done = runWorkers(workers).finally(async () => {
     await connection.close();

@@ -111,14 +111,14 @@ async function readAuthRow(em: EntityManager, digest: string): Promise<AuthRow |
 
 /**
  * Resolves a raw key. Looks up by SHA-256 and re-compares the digests in constant time. A key that
- * verified within AUTH_CACHE_TTL_MS is not read again.
+ * verified within AUTH_CACHE_TTL_MS is not read again, unless `fresh` asks for the stored state.
  */
-export async function authenticate(em: EntityManager, raw: string | undefined): Promise<AuthResult> {
+export async function authenticate(em: EntityManager, raw: string | undefined, opts: { fresh?: boolean } = {}): Promise<AuthResult> {
   if (!raw) return { ok: false, reason: 'missing' };
   if (!KEY_SHAPE.test(raw)) return { ok: false, reason: 'invalid' };
   const digest = hashKey(raw);
   const now = Date.now();
-  const cached = authCache.get(digest);
+  const cached = opts.fresh ? undefined : authCache.get(digest);
   let row = cached && now - cached.at < AUTH_CACHE_TTL_MS ? cached.row : undefined;
   if (!row) {
     authCache.delete(digest);

@@ -1,4 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
+import { dependencyFault } from '../lib/dependency-faults';
+import { log } from '../lib/logger';
 
 export interface RateWindow {
   limit: number;
@@ -38,8 +40,28 @@ export async function hitRateLimit(em: EntityManager, bucket: string, limit: num
     if (queued) return void queued.push(hit);
     waiting.set(conn, [hit]);
     void writeHits(em);
+  }).catch((err: unknown) => {
+    // a database that cannot take the write (a full disk, a restart) must not turn every request into
+    // an error: this process counts alone until it can write again
+    if (!dependencyFault(err)) throw err;
+    return localHit(bucket, windowStart, count, err);
   });
   return { limit, remaining: Math.max(0, limit - total), reset: windowStart + 60, exceeded: total > limit, total };
+}
+
+// Windows counted in this process while the database could not take the writes.
+const local = new Map<string, number>();
+let localWindow = 0;
+
+function localHit(bucket: string, windowStart: number, count: number, err: unknown): number {
+  if (windowStart !== localWindow) {
+    local.clear();
+    localWindow = windowStart;
+    log.warn({ err: err instanceof Error ? err.message : String(err) }, 'rate-limit windows could not be written; counting them in this process until the database takes writes again');
+  }
+  const total = (local.get(bucket) ?? 0) + count;
+  local.set(bucket, total);
+  return total;
 }
 
 /** Writes the waiting hits, one upsert for all of them, until none are left. */

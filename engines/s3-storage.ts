@@ -10,6 +10,7 @@ import { DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCo
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Config } from '../lib/config';
+import { dependencyFault } from '../lib/dependency-faults';
 import { safe, Storage, type ByteRange, type UploadInfo } from './storage';
 
 // outputs larger than this go up in parts of this size, several at once (lib-storage's multipart upload)
@@ -38,6 +39,16 @@ export class S3Storage extends Storage {
     }
   }
 
+  /** A HeadBucket for /readyz; `signal` ends it when the probe gives up. */
+  override async checkReachable(signal?: AbortSignal): Promise<void> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.s3.bucket }), { abortSignal: signal });
+    } catch (err) {
+      const status = err instanceof S3ServiceException ? err.$metadata.httpStatusCode : undefined;
+      throw new Error(`bucket ${this.s3.bucket} did not answer${status ? ` (HTTP ${status})` : `: ${(err as Error).message || (err as Error).name}`}`);
+    }
+  }
+
   private outputKey(relative: string): string {
     const normal = path.posix.normalize(relative);
     if (normal.startsWith('..') || path.posix.isAbsolute(normal)) throw new Error('output path escapes the outputs prefix');
@@ -63,8 +74,10 @@ export class S3Storage extends Storage {
     const local = this.workFilePath(jobId, relative);
     if (await fs.stat(local).then((s) => s.isFile(), () => false)) return local;
     await fs.mkdir(path.dirname(local), { recursive: true });
-    const res = await this.client.send(new GetObjectCommand({ Bucket: this.s3.bucket, Key: this.workKey(jobId, relative) }));
-    await pipeline(res.Body as Readable, createWriteStream(`${local}.part`));
+    await whileBucketAway(async () => {
+      const res = await this.client.send(new GetObjectCommand({ Bucket: this.s3.bucket, Key: this.workKey(jobId, relative) }));
+      await pipeline(res.Body as Readable, createWriteStream(`${local}.part`));
+    });
     await fs.rename(`${local}.part`, local);
     return local;
   }
@@ -121,7 +134,8 @@ export class S3Storage extends Storage {
   /** The received bytes go to the bucket, then leave this machine's disk. */
   async commitUpload(uploadId: string, info: UploadInfo): Promise<void> {
     const local = this.uploadPath(uploadId);
-    await this.putFile(this.uploadKey(uploadId), local);
+    // the API answers 503 at once rather than keep a client waiting on an outage of the bucket
+    await this.putFile(this.uploadKey(uploadId), local, 0);
     await this.client.send(new PutObjectCommand({ Bucket: this.s3.bucket, Key: `${this.uploadKey(uploadId)}.json`, Body: JSON.stringify(info), ContentType: 'application/json' }));
     await fs.rm(local, { force: true });
   }
@@ -138,8 +152,10 @@ export class S3Storage extends Storage {
 
   async fetchUpload(uploadId: string, dest: string): Promise<boolean> {
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.s3.bucket, Key: this.uploadKey(uploadId) }));
-      await pipeline(res.Body as Readable, createWriteStream(dest));
+      await whileBucketAway(async () => {
+        const res = await this.client.send(new GetObjectCommand({ Bucket: this.s3.bucket, Key: this.uploadKey(uploadId) }));
+        await pipeline(res.Body as Readable, createWriteStream(dest));
+      });
       return true;
     } catch (err) {
       if (isNotFound(err)) return false;
@@ -153,13 +169,16 @@ export class S3Storage extends Storage {
     await this.client.send(new DeleteObjectsCommand({ Bucket: this.s3.bucket, Delete: { Objects: [{ Key: key }, { Key: `${key}.json` }], Quiet: true } }));
   }
 
-  private async putFile(key: string, file: string): Promise<void> {
+  /** Sends a file of this machine to the bucket, waiting out an outage of the bucket (each try sends the whole file again). */
+  private async putFile(key: string, file: string, patienceMs = BUCKET_PATIENCE_MS): Promise<void> {
     const { size } = await fs.stat(file);
-    if (size <= PART_BYTES) {
-      await this.client.send(new PutObjectCommand({ Bucket: this.s3.bucket, Key: key, Body: createReadStream(file), ContentLength: size }));
-      return;
-    }
-    await new Upload({ client: this.client, params: { Bucket: this.s3.bucket, Key: key, Body: createReadStream(file) }, partSize: PART_BYTES, queueSize: 4 }).done();
+    await whileBucketAway(async () => {
+      if (size <= PART_BYTES) {
+        await this.client.send(new PutObjectCommand({ Bucket: this.s3.bucket, Key: key, Body: createReadStream(file), ContentLength: size }));
+        return;
+      }
+      await new Upload({ client: this.client, params: { Bucket: this.s3.bucket, Key: key, Body: createReadStream(file) }, partSize: PART_BYTES, queueSize: 4 }).done();
+    }, patienceMs);
   }
 
   private async sizeOf(key: string): Promise<number | null> {
@@ -180,6 +199,25 @@ export class S3Storage extends Storage {
       if (keys.length) await this.client.send(new DeleteObjectsCommand({ Bucket: this.s3.bucket, Delete: { Objects: keys, Quiet: true } }));
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
+  }
+}
+
+// A step's transfer waits this long for a bucket that is away (restarting, shedding load) before its
+// error goes to Temporal's few retries of the step, which re-run the whole tool and then fail the job.
+const BUCKET_PATIENCE_MS = 3 * 60_000;
+
+/** Runs `fn` again, with backoff, while the bucket does not answer (no connection, a 5xx), for up to BUCKET_PATIENCE_MS. */
+export async function whileBucketAway<T>(fn: () => Promise<T>, patienceMs = BUCKET_PATIENCE_MS): Promise<T> {
+  const deadline = Date.now() + patienceMs;
+  for (let delay = 500; ; delay = Math.min(delay * 2, 10_000)) {
+    try {
+      return await fn();
+    } catch (err) {
+      // inside a transfer with the bucket, a bare socket error (classified as a connection's) is the bucket's too
+      const fault = dependencyFault(err);
+      if (!fault || fault.dependency === 'disk' || Date.now() + delay > deadline) throw err;
+      await new Promise((r) => setTimeout(r, delay));
+    }
   }
 }
 

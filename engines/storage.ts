@@ -37,6 +37,11 @@ export abstract class Storage {
     return path.join(this.config.workDir, safe(jobId));
   }
 
+  /** Folders on this machine where the job's outputs are written before they are committed (none when they go to a bucket). */
+  localOutputDirs(_jobId: string): string[] {
+    return [];
+  }
+
   /** Removes the job's work folder on this machine. */
   async removeWorkDir(jobId: string): Promise<void> {
     await fs.rm(this.workDirOf(jobId), { recursive: true, force: true });
@@ -110,6 +115,9 @@ export abstract class Storage {
   abstract fetchUpload(uploadId: string, dest: string): Promise<boolean>;
   abstract removeUpload(uploadId: string): Promise<void>;
 
+  /** Resolves when the store answers (readiness); rejects with why not. Local storage has nothing to reach. */
+  async checkReachable(_signal?: AbortSignal): Promise<void> {}
+
   /** Removes bodies whose upload never finished (its process died mid-stream), last written before `before`. */
   async removeAbandonedUploads(before: Date): Promise<void> {
     const names = await fs.readdir(this.config.uploadsDir).catch(() => [] as string[]);
@@ -123,6 +131,10 @@ export abstract class Storage {
 
 /** Outputs and uploads under DATA_DIR. Across machines, every process mounts the same DATA_DIR. */
 export class LocalStorage extends Storage {
+  override localOutputDirs(jobId: string): string[] {
+    return [path.dirname(this.outputPath(this.outputRelative(jobId, 'x')))];
+  }
+
   /** Absolute path of a job output, given its path relative to the files directory. */
   outputPath(relative: string): string {
     const abs = path.resolve(this.config.filesDir, relative);

@@ -56,7 +56,11 @@ export function createJobLifecycleActivities(deps: JobLifecycleDeps) {
 
     async completeJob(input: { jobId: string; output: JobOutput }): Promise<JobEnd> {
       const { em, job } = await loadJob(input.jobId);
-      if (job.status === 'completed' || job.status === 'failed') return { jobId: job.id, status: job.status };
+      if (job.status === 'completed' || job.status === 'failed') {
+        // a retry after the commit: the work objects may still be there (the bucket failed after the row was written)
+        if (job.status === 'completed') await storage.removeJobWork(job.id);
+        return { jobId: job.id, status: job.status };
+      }
       const now = new Date();
       job.status = 'completed';
       job.progress = 100;

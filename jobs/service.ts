@@ -72,8 +72,9 @@ export async function createJob(em: EntityManager, deps: ApiDeps, account: Accou
   // The committed row is the outbox entry: the dispatcher starts its workflow now, and the reconciler
   // (a Temporal Schedule) starts it later if this process dies first. The caller never waits on Temporal.
   // how much of the account's own work is ahead of this job sets its priority (accountPriority)
-  const counts = await accountJobCounts(em, account.id);
-  const jobsAhead = counts.running + counts.queued - 1;
+  // the job is committed and charged: a database that fails now must not turn its 202 into an error (a client would create it again)
+  const counts = await accountJobCounts(em, account.id).catch(() => ({ running: 0, queued: 0 }));
+  const jobsAhead = Math.max(0, counts.running + counts.queued - 1);
   deps.dispatcher.dispatch({ jobId, jobType, sourceUrl: source, params, accountId: account.id, plan: account.plan, jobsAhead } as MediaJobInput);
   jobsCreated.inc({ type: jobType });
   creditsCharged.inc({ for: jobType }, cost);

@@ -77,6 +77,8 @@ const EnvSchema = z.object({
   SERVE_TOOL_WORKERS: z.enum(['process', 'inline']).default('process'),
   WORKFLOW_CACHE_SIZE: z.coerce.number().int().min(2).max(100_000).default(WORKFLOW_CACHE_DEFAULT),
   MALLOC_TRIM_INTERVAL_SECONDS: z.coerce.number().min(0).max(3600).default(10),
+  MIN_FREE_DISK_MB: z.coerce.number().int().min(0).default(100),
+  DISK_FULL_RETRY_SECONDS: z.coerce.number().min(0).max(3600).default(30),
   RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(15),
   RECONCILE_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
   QUEUE_CONCURRENCY: z
@@ -143,6 +145,10 @@ export type Config = {
   /** Take the client IP from X-Forwarded-For (behind a reverse proxy). */
   trustProxy: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** Below this free space under DATA_DIR (MIN_FREE_DISK_MB), new steps that write there wait, and /readyz says so. */
+  minFreeDiskMb: number;
+  /** How long a step that found the disk full waits before it fails and is retried (DISK_FULL_RETRY_SECONDS). */
+  diskFullRetryMs: number;
   /** How often the reconciler looks for jobs whose workflow was never started, and how old they must be. */
   reconcileIntervalSeconds: number;
   reconcileAfterSeconds: number;
@@ -248,6 +254,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: e.METRICS_PORT,
     metricsHost: e.METRICS_HOST,
     temporalMetricsPort: e.TEMPORAL_METRICS_PORT,
+    minFreeDiskMb: e.MIN_FREE_DISK_MB,
+    diskFullRetryMs: e.DISK_FULL_RETRY_SECONDS * 1000,
     reconcileIntervalSeconds: e.RECONCILE_INTERVAL_SECONDS,
     reconcileAfterSeconds: e.RECONCILE_AFTER_SECONDS,
     whisperPython: e.WHISPER_PYTHON ?? path.join(projectRoot, '.venv/bin/python'),

@@ -18,13 +18,19 @@ export const TOOL_FAILURE_TYPES = {
   ffmpeg: 'FfmpegFailed',
 } as const;
 
+/**
+ * A dependency of the service itself (its disk, its file store) failed in a way that may pass: retried,
+ * and the message, phrased for people, names the dependency and never a path.
+ */
+export const DEPENDENCY_FAILURE_TYPE = 'DependencyUnavailable';
+
 /** How a job workflow ends when its job failed (after the refund): the failure of the job, not of the service. */
 export const JOB_FAILED = 'JobFailed';
 
 export type UserFailureKind = keyof typeof USER_FAILURE_TYPES;
 export type ToolName = keyof typeof TOOL_FAILURE_TYPES;
 /** user kinds; `tool`: a retryable tool failure; `internal`: the service's own fault, never shown in its own words. */
-export type JobFailureKind = UserFailureKind | 'tool' | 'internal';
+export type JobFailureKind = UserFailureKind | 'tool' | 'dependency' | 'internal';
 
 const USER_BY_TYPE = new Map<string, UserFailureKind>(Object.entries(USER_FAILURE_TYPES).map(([kind, type]) => [type, kind as UserFailureKind]));
 const TOOL_TYPES = new Set<string>(Object.values(TOOL_FAILURE_TYPES));
@@ -51,6 +57,11 @@ export class JobFailure extends ApplicationFailure {
     return new JobFailure('tool', message, TOOL_FAILURE_TYPES[tool], false, toolOutput === undefined ? undefined : [toolOutput], undefined);
   }
 
+  /** A dependency of the service that failed (a full disk, an unreachable bucket): retried; `message` is what a person reads if every attempt fails. */
+  static dependency(message: string): JobFailure {
+    return new JobFailure('dependency', message, DEPENDENCY_FAILURE_TYPE, false, undefined, undefined);
+  }
+
   /** The service's own fault (a worker without what a step needs, a job row gone): not retried. */
   static internal(message: string, type = 'InternalError'): JobFailure {
     return new JobFailure('internal', message, type, true, undefined, undefined);
@@ -60,6 +71,7 @@ export class JobFailure extends ApplicationFailure {
 /** The kind a failure type stands for, wherever it was thrown (a recorded history's included). */
 export function failureKindOf(type: string | null | undefined): JobFailureKind {
   if (!type) return 'internal';
+  if (type === DEPENDENCY_FAILURE_TYPE) return 'dependency';
   return USER_BY_TYPE.get(type) ?? (TOOL_TYPES.has(type) ? 'tool' : 'internal');
 }
 

@@ -10,6 +10,11 @@ function initialLevel(): LogLevel {
   return v === 'debug' || v === 'warn' || v === 'error' ? v : 'info';
 }
 
+// stdout as pino writes it by default (asynchronously, flushed at exit), but a write that fails (a
+// full disk under a redirected log) costs lines, never the process: up to 16 MB wait for the next write
+const stdout = pino.destination({ dest: process.stdout.fd || 1, sync: false, maxLength: 16 * 2 ** 20 });
+stdout.on('error', () => undefined);
+
 export const log: Logger = pino({
   level: initialLevel(),
   base: { pid: process.pid },
@@ -19,7 +24,7 @@ export const log: Logger = pino({
   formatters: { level: (label) => ({ level: label }) },
   // stacks of real faults stay; errors are rendered with their type and message
   serializers: { err: pino.stdSerializers.err },
-});
+}, stdout);
 
 /** Applies LOG_LEVEL from the validated config. */
 export function setLogLevel(level: LogLevel): void {

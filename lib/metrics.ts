@@ -2,6 +2,7 @@
 // GET /metrics (METRICS_TOKEN) and every process on METRICS_PORT. Worker-side counters (jobs ended,
 // refunds, webhook deliveries) live in the process that runs the control queue.
 import client from 'prom-client';
+import { diskSpace, type DiskSpace } from './disk-space';
 
 export const registry = new client.Registry();
 client.collectDefaultMetrics({ register: registry, prefix: 'mediasvc_process_' });
@@ -59,6 +60,18 @@ const setJobsByPlanRows = readGauge(
 /** Where the per-plan job gauge reads from (the database); set by a process that has it. */
 export function setJobsByPlanReader(read: () => Promise<{ plan: string; status: string; count: number }[]>): void {
   setJobsByPlanRows(async () => (await read()).map((r) => ({ labels: { plan: r.plan, state: r.status === 'processing' ? 'running' : 'queued' }, value: r.count })));
+}
+
+const setDiskRows = readGauge('mediasvc_disk_free_bytes', 'Free space under DATA_DIR, bytes', [] as const);
+const setDiskLowRows = readGauge('mediasvc_disk_low', '1 while free space under DATA_DIR is below MIN_FREE_DISK_MB (new steps wait), else 0', [] as const);
+/** The disk gauges of a process that writes under DATA_DIR. */
+export function setDiskReader(dir: string, minFreeBytes: number): void {
+  const rows = (value: (space: DiskSpace) => number) => async () => {
+    const space = diskSpace(dir, minFreeBytes);
+    return space ? [{ labels: {}, value: value(space) }] : [];
+  };
+  setDiskRows(rows((space) => space.freeBytes));
+  setDiskLowRows(rows((space) => (space.low ? 1 : 0)));
 }
 
 /** The Prometheus text exposition of this process's metrics. */

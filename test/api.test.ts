@@ -479,6 +479,17 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         assert.equal((await h.request('GET', '/v1/jobs', { headers: { 'x-forwarded-for': ip } })).status, 429, 'unknown callers keep the per-IP limit');
       });
 
+      it('answers 403, not 429, for a key deactivated elsewhere (its verification still cached here) whose minute is spent', async () => {
+        const a = await h.newAccount('free');
+        await freshRateWindow();
+        for (let i = 1; i <= 10; i++) assert.equal((await h.request('GET', '/v1/jobs', { key: a.key })).status, 200);
+        // as the CLI or another API process deactivates it: in the database, not in this process's cache
+        await h.orm.em.fork().getConnection().execute('update api_keys set is_active = ? where id = ?', [false, a.keyId]);
+        const res = await h.request('GET', '/v1/jobs', { key: a.key });
+        assert.equal(res.status, 403, JSON.stringify(res.body));
+        assert.match(res.body.detail, /deactivated/);
+      });
+
       it('counts unauthenticated requests per IP at the Free rate, errors included', async () => {
         const ip = `198.51.100.${Math.floor(Math.random() * 250)}`;
         await freshRateWindow();

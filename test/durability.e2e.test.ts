@@ -20,6 +20,8 @@ describe('durability: serve SIGKILLed at random points during bursts of creates 
   const pendingAfterRestart: number[] = [];
   const secondsToDrain: number[] = [];
   let accepted = 0;
+  let refused503 = 0;
+  const otherAnswers: string[] = [];
 
   before(async () => {
     fx = await startFixturePlatform();
@@ -39,7 +41,11 @@ describe('durability: serve SIGKILLed at random points during bursts of creates 
       const burst = Array.from({ length: BURST }, (_, i) =>
         s
           .api('POST', i % 2 ? '/v1/fingerprint' : '/v1/preview', i % 2 ? { url: fx.url('/media/v480.mp4'), hash_size: 8 } : { url: fx.url('/media/v480.mp4'), preview_type: 'thumbnail', width: 160 })
-          .then((r) => void (r.status === 202 && accepted++))
+          .then((r) => {
+            if (r.status === 202) accepted++;
+            else if (r.status === 503 && r.headers.get('retry-after')) refused503++;
+            else otherAnswers.push(`${r.status} ${JSON.stringify(r.body)}`);
+          })
           .catch(() => undefined), // the connection dies with the process
       );
       await sleep(50 + Math.floor(Math.random() * 1500));
@@ -76,8 +82,10 @@ describe('durability: serve SIGKILLed at random points during bursts of creates 
     assert.equal(await s.credits(), 35_000 - completed.reduce((n, j) => n + j.credits_charged, 0), 'the balance is what the completed jobs cost');
     // the jobs are quick and their sources fine: a crash must not turn them into failures
     assert.equal(completed.length, jobs.length, `failed: ${jobs.filter((j) => j.status === 'failed').map((j) => j.error_message).join(' | ')}`);
+    assert.deepEqual(otherAnswers, [], 'every create answered was 202, or 503 with Retry-After');
     console.log(
-      `      crash injection: ${CYCLES} kills, ${jobs.length} jobs (${accepted} answered 202 before a kill), all completed; ` +
+      `      crash injection: ${CYCLES} kills, ${jobs.length} jobs (${accepted} answered 202 before a kill), ${completed.length} completed, 0 failed, 0 refunded; ` +
+        `${refused503} answered 503 with Retry-After; ` +
         `pending right after each restart: ${pendingAfterRestart.join(', ')}; seconds until none pending: ${secondsToDrain.map((x) => x.toFixed(1)).join(', ')}`,
     );
   });

@@ -190,13 +190,13 @@ describe('operability: search attributes, metrics, logs and health on a live ser
     if (!process.env.MALLOC_ARENA_MAX) assert.equal(environ(servePid).MALLOC_ARENA_MAX, '1');
   });
 
-  it('/healthz is liveness (never rate-limited), /readyz checks the database and Temporal', async () => {
+  it('/healthz is liveness (never rate-limited), /readyz checks the database, Temporal, the bucket and the disk', async () => {
     const health = await fetch(`${s.base}/healthz`);
     assert.equal(health.status, 200);
     assert.equal(health.headers.get('x-ratelimit-limit'), null);
     const ready = await fetch(`${s.base}/readyz`);
     assert.equal(ready.status, 200);
-    assert.deepEqual(await ready.json(), { status: 'ok', database: 'ok', temporal: 'ok' });
+    assert.deepEqual(await ready.json(), { status: 'ok', database: 'ok', temporal: 'ok', storage: 'ok', disk: 'ok' });
   });
 
   it('logs are JSON lines: access lines with request ids, a job\'s lifecycle with its job_id, and a 404 source (of a job and of GET /v1/info) without a stack trace or a warning', () => {

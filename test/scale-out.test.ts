@@ -12,11 +12,13 @@ import { temporal as proto } from '@temporalio/proto';
 import { FIXTURE, fixtureCacheDir, serveThrottled, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { ffprobe, videoStream } from './helpers/media';
 import { PT_VIDEOS, startPeerTubeFixture, type PeerTubeFixture } from './helpers/peertube-fixture';
-import { pgQuery, startPostgres, type TestPostgres } from './helpers/postgres';
+import { ledgerByJobOnPostgres } from './helpers/ledger';
+import { pgQuery, pgRows, startPostgres, type TestPostgres } from './helpers/postgres';
 import { cli, freePort, startService, stopService, waitFor, waitHealthy, type Service } from './helpers/processes';
 import { startS3Server, type S3Server } from './helpers/s3-server';
 import { serveSpeechFiles, type SpeechFiles } from './helpers/speech-fixtures';
 import { startTemporalCluster, type TemporalCluster } from './helpers/temporal-cluster';
+import { startReceiver, type Receiver } from './helpers/webhook-receiver';
 
 const BUCKET = 'scale-out';
 // a source that honours Range at 40 kB/s: a GIF of it keeps a media-process step busy for seconds
@@ -80,7 +82,8 @@ describe('scale-out: one API and per-queue workers, each with a private disk, sh
     pt = await startPeerTubeFixture();
     speech = await serveSpeechFiles();
     pg = await startPostgres();
-    s3 = await startS3Server();
+    // the service reaches the bucket through a proxy that a fault test can close or turn to 503s
+    s3 = await startS3Server({ faultProxy: true });
     await s3.createBucket(BUCKET);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-scale-'));
     temporal = await startTemporalCluster(pg, path.join(dir, 'temporal'));
@@ -98,6 +101,8 @@ describe('scale-out: one API and per-queue workers, each with a private disk, sh
       ALLOW_PRIVATE_NETWORK: '1',
       // one key for every process, as a deployment gives them (there is no shared key file)
       SECRETS_KEY: crypto.randomBytes(32).toString('base64'),
+      // the fault tests wait for every job's event: a delivery that met an outage is tried again within seconds
+      WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,5,20,60',
       ...s3.env(BUCKET),
     };
     await cli(env, 'migrate');
@@ -235,5 +240,178 @@ describe('scale-out: one API and per-queue workers, each with a private disk, sh
     await pgQuery(env.DATABASE_URL!, `UPDATE jobs SET expires_at = now() - interval '1 minute' WHERE id = '${job.job_id}'`);
     const gone = await fetch(job.download_url!);
     assert.equal(gone.status, 410, await gone.text());
+  });
+  // Each dependency fails once while a burst of quick jobs runs: outcomes are checked, never timings.
+  describe('when a dependency fails during a burst of jobs', () => {
+    let receiver: Receiver;
+    // every answer the API gave during a burst, and those it must never give
+    interface Answer { what: string; status: number; retryAfter: string | null; body: string }
+
+    before(async () => {
+      receiver = await startReceiver();
+      const res = await fetch(`${base}/v1/webhooks`, { method: 'POST', headers: auth(), body: JSON.stringify({ url: receiver.url('/faults'), events: [] }) });
+      assert.equal(res.status, 201, await res.text());
+    });
+    after(() => receiver?.close());
+
+    /** Deliveries of `event` per job, as the receiver got them. */
+    const eventsPerJob = (event: string) => {
+      const out = new Map<string, number>();
+      for (const r of receiver.received) {
+        const body = JSON.parse(r.body) as { event: string; data: { job_id: string } };
+        if (body.event === event) out.set(body.data.job_id, (out.get(body.data.job_id) ?? 0) + 1);
+      }
+      return out;
+    };
+
+    /**
+     * Runs a burst of thumbnail and fingerprint jobs with `dependency` down for a while in the middle
+     * (`down`, then `up` after `downMs`), with clients creating jobs and reading them and /readyz
+     * throughout; then checks that every answer was the normal one or a 503 a person can act on, that
+     * /readyz named the dependency while it was down and turned green by itself, and that every
+     * accepted job completed, charged once, never refunded, reported completed once.
+     */
+    async function burstThroughFault(
+      name: string,
+      dependency: 'database' | 'temporal' | 'storage',
+      fault: { down(): Promise<void>; up(): Promise<void>; downMs: number },
+      opts: { uploads?: boolean } = {},
+    ): Promise<void> {
+      const JOBS = 12;
+      // a job done before the fault: its client keeps downloading its file throughout
+      const done = await waitJob(await create('/v1/preview', { url: fx.url('/media/v480.mp4'), preview_type: 'thumbnail', timestamp: 2 }));
+      assert.equal(done.status, 'completed', done.error_message ?? '');
+      const since = new Date();
+      const accepted: string[] = [];
+      const answers: Answer[] = [];
+      const readiness: { at: number; body: Record<string, string> }[] = [];
+      let attempts = 0;
+      const call = async (what: string, url: string, init: RequestInit = {}): Promise<{ status: number; json: unknown }> => {
+        try {
+          const res = await fetch(url, { ...init, signal: AbortSignal.timeout(120_000) });
+          const body = await res.text();
+          answers.push({ what, status: res.status, retryAfter: res.headers.get('retry-after'), body });
+          let json: unknown = null;
+          try {
+            json = JSON.parse(body);
+          } catch {
+            // checked below: every answer is JSON
+          }
+          return { status: res.status, json };
+        } catch (err) {
+          // no answer at all (connection refused or reset, or none within two minutes)
+          answers.push({ what, status: 0, retryAfter: null, body: String(err) });
+          return { status: 0, json: null };
+        }
+      };
+      const createOne = async () => {
+        const body = attempts++ % 2 === 0 ? { url: fx.url('/media/v480.mp4'), preview_type: 'thumbnail', timestamp: 1 } : { url: fx.url('/media/v480.mp4'), hash_size: 8 };
+        const route = 'preview_type' in body ? '/v1/preview' : '/v1/fingerprint';
+        const res = await call(`POST ${route}`, `${base}${route}`, { method: 'POST', headers: { ...auth(), 'idempotency-key': crypto.randomUUID() }, body: JSON.stringify(body) });
+        if (res.status === 202) accepted.push((res.json as { job_id: string }).job_id);
+      };
+      let phase = 'before' as 'before' | 'down' | 'after';
+      let stopTraffic = false;
+      // a client reading jobs and a probe reading /readyz, once a second each, for as long as the burst lasts
+      const traffic = (async () => {
+        for (let i = 0; !stopTraffic; i++) {
+          const id = accepted[i % Math.max(1, accepted.length)];
+          const [, ready] = await Promise.all([
+            id ? call('GET /v1/jobs/:id', `${base}/v1/jobs/${id}`, { headers: auth() }) : Promise.resolve(null),
+            call('GET /readyz', `${base}/readyz`),
+            call('GET /v1/files/:token', done.download_url!),
+            new Promise((r) => setTimeout(r, 1000)),
+          ]);
+          if (ready && ready.json && phase === 'down') readiness.push({ at: Date.now(), body: ready.json as Record<string, string> });
+        }
+      })();
+
+      // half the burst is in flight when the dependency goes
+      for (let i = 0; i < JOBS / 2; i++) await createOne();
+      phase = 'down';
+      await fault.down();
+      const downUntil = Date.now() + fault.downMs;
+      while (Date.now() < downUntil) {
+        if (accepted.length < JOBS) await createOne();
+        // an upload is a create that needs the bucket: stored, or refused with a 503
+        if (opts.uploads) await call('POST /v1/uploads', `${base}/v1/uploads`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'audio/mpeg' }, body: fs.readFileSync(path.join(fixtureCacheDir(), 'media', 'audio.mp3')) });
+        await new Promise((r) => setTimeout(r, 2000));
+      }
+      await fault.up();
+      phase = 'after';
+      const upAt = Date.now();
+      const green = await waitFor('/readyz green again', async () => ((await call('GET /readyz', `${base}/readyz`)).status === 200 ? Date.now() : undefined), 300_000, 1000);
+      while (accepted.length < JOBS) await createOne();
+      const jobs = await Promise.all(accepted.map(waitJob));
+      const ended = Date.now();
+      stopTraffic = true;
+      await traffic;
+
+      const completed = jobs.filter((j) => j.status === 'completed');
+      const failed = jobs.filter((j) => j.status === 'failed');
+      const ledger = await ledgerByJobOnPostgres(env.DATABASE_URL!);
+      const refunded = accepted.filter((id) => (ledger.get(id)?.refunds ?? 0) > 0);
+      const tally = (list: Answer[]) => Object.entries(list.reduce<Record<string, number>>((acc, a) => ({ ...acc, [a.what]: (acc[a.what] ?? 0) + 1 }), {})).map(([k, n]) => `${k} ${n}`).join(', ');
+      const unavailable = answers.filter((a) => a.status === 503);
+      console.log(
+        `      ${name}: ${accepted.length} jobs accepted, ${completed.length} completed, ${failed.length} failed, ${refunded.length} refunded; ` +
+          `503s: ${unavailable.length} of ${answers.length} requests (${tally(unavailable) || 'none'}); ` +
+          `recovered ${((green - upAt) / 1000).toFixed(1)} s after it came back (/readyz green), every accepted job ended ${((ended - upAt) / 1000).toFixed(1)} s after`,
+      );
+
+      // the API answered every request: normally, or 503 with Retry-After and a detail a person can act on
+      const wrong = answers.filter((a) => {
+        if (a.status === 0 || (a.status >= 500 && a.status !== 503)) return true;
+        if (a.what === 'GET /readyz') return false;
+        if (a.status !== 503) return a.status >= 400;
+        const detail = (JSON.parse(a.body) as { detail?: unknown }).detail;
+        return !a.retryAfter || !/^\d+$/.test(a.retryAfter) || typeof detail !== 'string' || !/unavailable.*Retry/s.test(detail);
+      });
+      assert.deepEqual(wrong, [], `answers other than the normal one or an actionable 503:\n${wrong.map((a) => `${a.what} ${a.status} retry-after=${a.retryAfter} ${a.body.slice(0, 300)}`).join('\n')}`);
+      // /readyz named the missing dependency while it was missing
+      assert.ok(readiness.some((r) => r.body.status === 'unavailable' && r.body[dependency] !== 'ok'), `/readyz during the outage: ${JSON.stringify(readiness.map((r) => r.body))}`);
+      // no accepted job lost or failed: a dependency that comes back is waited for, not blamed on the job
+      assert.deepEqual(failed.map((j) => `${j.job_id}: ${j.error_message}`), []);
+      assert.equal(completed.length, JOBS);
+      // charged exactly once each, never refunded; no job charged that a client was not told about
+      for (const id of accepted) assert.deepEqual(ledger.get(id), { charges: 1, refunds: 0 }, `ledger of job ${id}`);
+      const stored = (await pgRows<{ id: string }>(env.DATABASE_URL!, `select id from jobs where created_at >= '${since.toISOString()}'`)).map((r) => r.id);
+      assert.deepEqual([...stored].sort(), [...accepted].sort(), 'the jobs stored are exactly those accepted');
+      // each job reported completed exactly once (a retried delivery step must not send it again)
+      const delivered = await waitFor('a job.completed event for every job', async () => {
+        const perJob = eventsPerJob('job.completed');
+        return accepted.every((id) => perJob.has(id)) ? perJob : undefined;
+      }, 180_000, 500);
+      await new Promise((r) => setTimeout(r, 2000));
+      const twice = accepted.filter((id) => (eventsPerJob('job.completed').get(id) ?? 0) !== 1);
+      assert.deepEqual(twice, [], `job.completed deliveries per job: ${JSON.stringify(Object.fromEntries(delivered))}`);
+      assert.equal(accepted.filter((id) => eventsPerJob('job.failed').has(id)).length, 0);
+    }
+
+    it('PostgreSQL restarts mid-burst (down 30 s): creates get 503 while it is away, nothing is lost or charged twice', async () => {
+      await burstThroughFault('PostgreSQL restart', 'database', { down: () => pg.stopServer(), up: () => pg.startServer(), downMs: 30_000 });
+    });
+
+    it('the Temporal cluster restarts mid-burst: jobs accepted meanwhile start once it is back, nothing is lost', async () => {
+      await burstThroughFault('Temporal restart', 'temporal', { down: () => temporal.stopServer(), up: () => temporal.startServer(), downMs: 15_000 });
+    });
+
+    it('the bucket is unreachable for 30 s mid-burst (refused, then 503s): steps wait for it, nothing is lost', async () => {
+      let half: NodeJS.Timeout | undefined;
+      await burstThroughFault('bucket outage', 'storage', {
+        down: async () => {
+          await s3.outage('refuse');
+          // the second half of the outage the bucket answers, but only 503s, as an overloaded S3 does
+          half = setTimeout(() => void s3.outage('unavailable'), 15_000);
+        },
+        up: async () => {
+          clearTimeout(half);
+          await s3.outage(null);
+        },
+        downMs: 30_000,
+      }, { uploads: true });
+      // the jobs' shared intermediates are gone from the bucket once it is back
+      await waitFor('no work objects left', async () => ((await bucketObjects('work/')).length === 0 ? true : undefined), 120_000, 1000);
+    });
   });
 });

@@ -5,6 +5,7 @@ import { WebhookEndpoint } from './entity';
 import { attemptLogged, clearNextAttempt, deliverySecret, recordAttempt, subscribedEndpoints } from './repository';
 import { attemptDelivery } from './attempt';
 import type { Config } from '../lib/config';
+import { dependencyFault } from '../lib/dependency-faults';
 import { log } from '../lib/logger';
 import { webhookDeliveries, webhookLatency } from '../lib/metrics';
 import { FileLinks } from '../lib/file-links';
@@ -84,7 +85,11 @@ export function createWebhookActivities(deps: WebhookDeps) {
       const res = await attemptDelivery({ deliveryId: target.deliveryId, url: target.url, body, secret, startedAtMs, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.allowPrivateNetwork });
       const nextAttemptAt = nextOffsetMs === null || res.final ? null : new Date((firstAttemptAtMs ?? startedAtMs) + nextOffsetMs);
       const { final: _final, ...outcome } = res;
-      await recordAttempt(em, target, { ...outcome, createdAt: new Date(startedAtMs), nextAttemptAt });
+      await recordAttempt(em, target, { ...outcome, createdAt: new Date(startedAtMs), nextAttemptAt }).catch((err: unknown) => {
+        // the target has the event: a database away now must not make the workflow send it a second time
+        if (res.status !== 'succeeded' || !dependencyFault(err)) throw err;
+        log.warn({ err, delivery_id: target.deliveryId, job_id: target.jobId }, 'webhook delivered, but the attempt could not be recorded');
+      });
       const result = res.status === 'succeeded' ? 'delivered' : res.final ? 'failed' : nextAttemptAt ? 'retry' : 'exhausted';
       webhookDeliveries.inc({ event: target.event, outcome: result });
       if (res.statusCode !== null) webhookLatency.observe({ event: target.event }, res.responseTimeMs / 1000);

@@ -3,6 +3,7 @@ import { Client, Connection, WorkflowFailedError, WorkflowIdReusePolicy, Workflo
 import { ActivityFailure, ApplicationFailure, defaultPayloadConverter, TimeoutFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { InfoError, jobWorkflowId, type Orchestrator } from '../api/services/orchestrator';
+import { dependencyFault } from '../lib/dependency-faults';
 import { userFailureKind } from '../lib/job-failure';
 import type { ProgressDetails } from '../jobs/types';
 import { accountPriority } from '../lib/plans';
@@ -75,9 +76,14 @@ const PROGRESS_TTL_MS = 1_000;
 const progressCache = new Map<string, { at: number; value: Promise<ProgressDetails | null> }>();
 
 /** The highest progress heartbeated by the job's running activities, or null. */
+const DESCRIBE_DEADLINE_MS = 2_000;
+/** Calls the API waits on (a cancel, a start) end within this, so a server that is down answers 503, never a hang. */
+const CALL_DEADLINE_MS = 10_000;
+
 async function describeProgress(client: Client, jobId: string): Promise<ProgressDetails | null> {
   try {
-    const desc = await client.workflow.getHandle(jobWorkflowId(jobId)).describe();
+    // a job read waits this long at most for its live progress; a server that does not answer leaves the stored one
+    const desc = await client.connection.withDeadline(Date.now() + DESCRIBE_DEADLINE_MS, () => client.workflow.getHandle(jobWorkflowId(jobId)).describe());
     let best: ProgressDetails | null = null;
     for (const act of desc.raw.pendingActivities ?? []) {
       const payload = act.heartbeatDetails?.payloads?.[0];
@@ -124,9 +130,9 @@ export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSe
     },
 
     async cancelJob(input) {
-      await orchestrator.startJob(input);
+      await client.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, () => orchestrator.startJob(input));
       try {
-        await client.workflow.getHandle(jobWorkflowId(input.jobId)).cancel();
+        await client.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, () => client.workflow.getHandle(jobWorkflowId(input.jobId)).cancel());
         return true;
       } catch (err) {
         if (err instanceof WorkflowNotFoundError || /already completed/i.test((err as Error).message)) return false;
@@ -136,14 +142,17 @@ export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSe
 
     async fetchInfo(url, caller): Promise<VideoInfo> {
       try {
-        return await client.workflow.execute<typeof infoWorkflow>('infoWorkflow', {
+        // the workflow's own timeout ends it; the deadline ends the wait when the server cannot say so
+        return await client.connection.withDeadline(Date.now() + (opts.infoTimeoutSeconds + 10) * 1000, () => client.workflow.execute<typeof infoWorkflow>('infoWorkflow', {
           taskQueue: 'media-info',
           workflowId: `info-${crypto.randomUUID()}`,
           args: [url],
           priority: accountPriority(caller?.accountId, caller?.plan, { interactive: true }),
           workflowExecutionTimeout: `${opts.infoTimeoutSeconds} seconds`,
-        });
+        }));
       } catch (err) {
+        // Temporal itself not answering is a 503 for the caller, not a failed read of the source
+        if (dependencyFault(err)?.dependency === 'temporal') throw err;
         throw toInfoError(err);
       }
     },

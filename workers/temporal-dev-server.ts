@@ -123,3 +123,92 @@ async function startOnce(opts: DevServerOptions): Promise<DevServer> {
       }),
   };
 }
+
+/** A dev server that is started again whenever it dies, until it cannot be. */
+export interface SupervisedDevServer {
+  address: string;
+  /** The running server's process (a new one after each restart). */
+  readonly process: ChildProcess;
+  /** How many times it was started again after dying. */
+  readonly restarts: number;
+  /** Rejects, with one line for the operator, once the server died and could not be started again. */
+  gaveUp: Promise<never>;
+  stop(): Promise<void>;
+}
+
+export interface SuperviseOptions {
+  /** Waits between tries to start it again, ms: the last one repeats until `maxTries` is spent. */
+  backoffMs?: number[];
+  /** Tries to start it again after one death before giving up. */
+  maxTries?: number;
+  onEvent?: (event: { kind: 'died'; code: number | null; signal: NodeJS.Signals | null } | { kind: 'restarted'; tries: number; downMs: number } | { kind: 'retry'; tries: number; err: Error }) => void;
+}
+
+const SUPERVISE_BACKOFF_MS = [0, 500, 1000, 2000, 4000, 8000];
+const SUPERVISE_MAX_TRIES = 10;
+
+/**
+ * Starts the dev server and starts it again on the same SQLite file and port whenever it exits
+ * without being asked to: `serve` runs the jobs' orchestration inside it, and nothing else would
+ * bring it back. Workers and clients reconnect to the same address by themselves. A server that
+ * cannot be started again (a corrupt or unwritable database file) ends `gaveUp`.
+ */
+export async function superviseDevServer(opts: DevServerOptions, sup: SuperviseOptions = {}): Promise<SupervisedDevServer> {
+  const backoff = sup.backoffMs ?? SUPERVISE_BACKOFF_MS;
+  const maxTries = sup.maxTries ?? SUPERVISE_MAX_TRIES;
+  let current = await startDevServer(opts);
+  let stopping = false;
+  let restarts = 0;
+  let giveUp: (err: Error) => void = () => undefined;
+  const gaveUp = new Promise<never>((_, reject) => (giveUp = reject));
+  // observed only by those who race it; an unobserved rejection must not end the process
+  gaveUp.catch(() => undefined);
+
+  const restart = async (): Promise<void> => {
+    const downSince = Date.now();
+    for (let tries = 1; tries <= maxTries; tries++) {
+      await new Promise((r) => setTimeout(r, backoff[Math.min(tries - 1, backoff.length - 1)]));
+      if (stopping) return;
+      try {
+        current = await startDevServer(opts);
+        restarts++;
+        sup.onEvent?.({ kind: 'restarted', tries, downMs: Date.now() - downSince });
+        watch();
+        return;
+      } catch (err) {
+        const e = err instanceof Error ? err : new Error(String(err));
+        sup.onEvent?.({ kind: 'retry', tries, err: e });
+        if (tries === maxTries) {
+          giveUp(new Error(`the embedded Temporal server died and could not be started again after ${maxTries} tries: ${e.message.split('\n')[0]}${opts.logFile ? ` (its log: ${opts.logFile})` : ''}`));
+        }
+      }
+    }
+  };
+
+  const watch = (): void => {
+    const child = current.process;
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
+      if (stopping) return;
+      sup.onEvent?.({ kind: 'died', code, signal });
+      void restart();
+    };
+    if (child.exitCode !== null || child.signalCode !== null) onExit(child.exitCode, child.signalCode);
+    else child.once('exit', onExit);
+  };
+  watch();
+
+  return {
+    address: current.address,
+    get process() {
+      return current.process;
+    },
+    get restarts() {
+      return restarts;
+    },
+    gaveUp,
+    stop: async () => {
+      stopping = true;
+      await current.stop();
+    },
+  };
+}

@@ -9,6 +9,7 @@ import type { TaskQueue } from '../lib/queues';
 import { assertRegistrySound } from '../operations/registry';
 import { missingActivities } from '../workflows/activity-plan';
 import { ActivityOutcomeInterceptor } from './activity-outcome.interceptor';
+import { DiskSpaceInterceptor } from './disk-space.interceptor';
 import { StepScratchInterceptor } from './step-scratch.interceptor';
 import { QUEUE_TABLE, type QueueDeps, type QueueSpec } from './queues';
 import { workflowBundle } from './workflow-bundle';
@@ -66,6 +67,7 @@ export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Prom
         interceptors: {
           activity: [
             () => ({ inbound: new ActivityOutcomeInterceptor(niceness) }),
+            ...(spec.usesWorkDir ? [() => ({ inbound: new DiskSpaceInterceptor({ dir: config.dataDir, storage, minFreeBytes: config.minFreeDiskMb * 2 ** 20, fullRetryMs: config.diskFullRetryMs }) })] : []),
             ...(storage.stepsShareNoDisk && spec.usesWorkDir ? [() => ({ inbound: new StepScratchInterceptor(storage) })] : []),
           ],
         },

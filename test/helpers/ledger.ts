@@ -1,4 +1,5 @@
 import sqlite3 from 'sqlite3';
+import { pgRows } from './postgres';
 
 export interface JobLedger {
   charges: number;
@@ -17,12 +18,22 @@ export async function querySqlite<T>(dbFile: string, sql: string, params: unknow
 
 /** Each job's charge and refund rows, straight from the ledger. */
 export async function ledgerByJob(dbFile: string): Promise<Map<string, JobLedger>> {
-  const rows = await querySqlite<{ job_id: string; kind: string; n: number }>(dbFile, 'select job_id, kind, count(*) as n from credit_entries where job_id is not null group by job_id, kind');
+  return ledgerOf(await querySqlite<{ job_id: string; kind: string; n: number }>(dbFile, LEDGER_SQL));
+}
+
+/** The same, from a service's PostgreSQL database. */
+export async function ledgerByJobOnPostgres(url: string): Promise<Map<string, JobLedger>> {
+  return ledgerOf(await pgRows<{ job_id: string; kind: string; n: number | string }>(url, LEDGER_SQL));
+}
+
+const LEDGER_SQL = 'select job_id, kind, count(*) as n from credit_entries where job_id is not null group by job_id, kind';
+
+function ledgerOf(rows: { job_id: string; kind: string; n: number | string }[]): Map<string, JobLedger> {
   const out = new Map<string, JobLedger>();
   for (const row of rows) {
     const e = out.get(row.job_id) ?? { charges: 0, refunds: 0 };
-    if (row.kind === 'charge') e.charges = row.n;
-    if (row.kind === 'refund') e.refunds = row.n;
+    if (row.kind === 'charge') e.charges = Number(row.n);
+    if (row.kind === 'refund') e.refunds = Number(row.n);
     out.set(row.job_id, e);
   }
   return out;

@@ -34,6 +34,10 @@ export interface TestPostgres {
   url: string;
   /** Creates another empty database on the same server and returns its URL. */
   createDatabase(name: string): Promise<string>;
+  /** Stops the server (fast shutdown: open sessions are terminated), keeping its data directory and port. */
+  stopServer(): Promise<void>;
+  /** Starts the stopped server again on the same data directory and port. */
+  startServer(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -135,12 +139,33 @@ export async function startPostgres(): Promise<TestPostgres> {
     };
     const url = await createDatabase(DEFAULT_DB);
 
-    const server = child;
     let stopping: Promise<void> | undefined;
+    const stopServer = async (): Promise<void> => {
+      if (child) await killAndWait(child);
+    };
+    const startServer = async (): Promise<void> => {
+      if (child && child.exitCode === null && child.signalCode === null) return;
+      // the port was ours until a moment ago; a restart keeps it, as a real server's address stays the same
+      for (let attempt = 1; ; attempt++) {
+        const logStart = fileSize(logFile);
+        child = spawnServer(bin, dataDir, sockDir, port, logFile, baseDir, owner);
+        try {
+          await waitUntilReady(child, port, logFile);
+          return;
+        } catch (err) {
+          await killAndWait(child);
+          if (attempt < 10 && /could not bind|address already in use/i.test(readFrom(logFile, logStart))) {
+            await sleep(1000);
+            continue;
+          }
+          throw err;
+        }
+      }
+    };
     const stop = (): Promise<void> => {
       stopping ??= (async () => {
         try {
-          await killAndWait(server);
+          if (child) await killAndWait(child);
         } finally {
           process.removeListener('exit', onExit);
           fs.rmSync(baseDir, { recursive: true, force: true });
@@ -148,7 +173,7 @@ export async function startPostgres(): Promise<TestPostgres> {
       })();
       return stopping;
     };
-    return { url, createDatabase, stop };
+    return { url, createDatabase, stopServer, startServer, stop };
   } catch (err) {
     if (child) await killAndWait(child).catch(() => undefined);
     process.removeListener('exit', onExit);
@@ -252,6 +277,11 @@ async function killAndWait(child: ChildProcess): Promise<void> {
 /** Runs one statement on the database at `url`. */
 export async function pgQuery(url: string, sql: string): Promise<void> {
   await withClient(url, (c) => c.query(sql));
+}
+
+/** The rows of one query on the database at `url`. */
+export async function pgRows<T>(url: string, sql: string): Promise<T[]> {
+  return withClient(url, async (c) => ((await c.query(sql)) as { rows: T[] }).rows);
 }
 
 async function withClient<T>(url: string, fn: (c: PgClient) => Promise<T>): Promise<T> {

@@ -45,8 +45,9 @@ export interface ServeStack {
   stop(): Promise<void>;
 }
 
-export async function startServeStack(opts: { name: string; plan?: string; env?: NodeJS.ProcessEnv }): Promise<ServeStack> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `mediasvc-${opts.name}-`));
+/** `dataDir`: an empty folder to keep the data in (a small tmpfs, say) instead of a new temporary one. */
+export async function startServeStack(opts: { name: string; plan?: string; env?: NodeJS.ProcessEnv; dataDir?: string }): Promise<ServeStack> {
+  const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), `mediasvc-${opts.name}-`));
   const logFile = path.join(dataDir, 'serve.log');
   const portsEnv = async (): Promise<NodeJS.ProcessEnv> => ({
     DATA_DIR: dataDir,
@@ -122,7 +123,7 @@ export async function startServeStack(opts: { name: string; plan?: string; env?:
     },
     async stop() {
       await stopService(svc);
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (!opts.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
   return stack;

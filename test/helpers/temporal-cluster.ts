@@ -1,6 +1,6 @@
 // A Temporal cluster as operators run it: the server built from go.temporal.io/server (scripts/install-tools.sh),
 // persistence and visibility on PostgreSQL, the schema set up by Temporal's own SQL tool, the operators' dynamic config.
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -19,6 +19,10 @@ export const TEMPORAL_SQL_TOOL = path.join(projectRoot, '.tools/bin/temporal-sql
 export interface TemporalCluster {
   address: string;
   logFile: string;
+  /** Stops the server process (SIGTERM), keeping its databases and ports. */
+  stopServer(): Promise<void>;
+  /** Starts it again with the same configuration and waits until its frontend answers. */
+  startServer(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -83,23 +87,46 @@ export async function startTemporalCluster(pg: TestPostgres, dir: string): Promi
   const configFile = path.join(dir, 'temporal-server.yaml');
   fs.writeFileSync(configFile, JSON.stringify(config, null, 2));
   const logFile = path.join(dir, 'temporal-server.log');
-  const out = fs.openSync(logFile, 'a');
-  const child = spawn(TEMPORAL_SERVER, ['--config-file', configFile, '--allow-no-auth', 'start'], { stdio: ['ignore', out, out] });
-  let exited = false;
-  const exit = new Promise<void>((r) => child.once('exit', () => ((exited = true), r())));
-  process.once('exit', () => child.kill('SIGKILL'));
   const address = `127.0.0.1:${port}`;
-  const connection = await waitFor(
-    `the Temporal server at ${address}`,
-    async () => {
-      if (exited) throw new Error(`temporal-server exited; log: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`);
-      const conn = await Connection.connect({ address, connectTimeout: 1000 });
-      await conn.workflowService.getSystemInfo({});
-      return conn;
-    },
-    120_000,
-    500,
-  );
+  let child: ChildProcess;
+  let exited = false;
+  let exit: Promise<void> = Promise.resolve();
+  const spawnServer = () => {
+    const out = fs.openSync(logFile, 'a');
+    child = spawn(TEMPORAL_SERVER, ['--config-file', configFile, '--allow-no-auth', 'start'], { stdio: ['ignore', out, out] });
+    fs.closeSync(out);
+    exited = false;
+    const own = child;
+    exit = new Promise<void>((r) => own.once('exit', () => ((exited = true), r())));
+  };
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const answering = () =>
+    waitFor(
+      `the Temporal server at ${address}`,
+      async () => {
+        if (exited) throw new Error(`temporal-server exited; log: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`);
+        const conn = await Connection.connect({ address, connectTimeout: 1000 });
+        try {
+          await conn.workflowService.getSystemInfo({});
+        } catch (err) {
+          await conn.close();
+          throw err;
+        }
+        return conn;
+      },
+      120_000,
+      500,
+    );
+  const stopServer = async () => {
+    if (exited) return;
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.kill('SIGTERM');
+    await exit;
+    clearTimeout(timer);
+  };
+  spawnServer();
+  const connection = await answering();
   await connection.workflowService.registerNamespace({ namespace: 'default', workflowExecutionRetentionPeriod: msToTs('1 day') });
   // the namespace reaches every service's cache within its refresh interval (10 s)
   await waitFor('the default namespace on every service', async () => {
@@ -113,12 +140,15 @@ export async function startTemporalCluster(pg: TestPostgres, dir: string): Promi
   return {
     address,
     logFile,
+    stopServer,
+    startServer: async () => {
+      if (!exited) return;
+      spawnServer();
+      await (await answering()).close();
+    },
     stop: async () => {
-      if (exited) return;
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      child.kill('SIGTERM');
-      await exit;
-      clearTimeout(timer);
+      await stopServer();
+      process.removeListener('exit', killOnExit);
     },
   };
 }
