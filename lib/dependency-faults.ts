@@ -38,10 +38,9 @@ export function dependencyFault(err: unknown, depth = 0): DependencyFault | null
   // Temporal's client errors carry gRPC codes; its ServiceError wraps them in `cause`
   if (typeof code === 'number' && GRPC_UNAVAILABLE.has(code) && /grpc|unavailable|deadline|connect|No connection established/i.test(`${name} ${message}`)) return { dependency: 'temporal', reason: 'Temporal is not reachable' };
   if (/^(ServiceError|TransportError)$/.test(name) && /UNAVAILABLE|DEADLINE_EXCEEDED|connect/i.test(message)) return { dependency: 'temporal', reason: 'Temporal is not reachable' };
-  // the AWS SDK: a 5xx from the bucket, or no answer at all
+  // the AWS SDK (its errors, network ones included, carry $metadata): a 5xx from the bucket, or no answer at all
   const httpStatus = e.$metadata?.httpStatusCode;
   if (e.$metadata && (httpStatus === undefined || httpStatus >= 500)) return { dependency: 'storage', reason: `the bucket did not answer${httpStatus ? ` (${httpStatus})` : ''}` };
-  if (/^(TimeoutError|RequestTimeout|ServiceUnavailable|SlowDown|InternalError)$/.test(name) && /S3|bucket|socket|timed? ?out/i.test(`${message} ${String(code ?? '')}`)) return { dependency: 'storage', reason: 'the bucket did not answer' };
   if (typeof code === 'string' && CONNECTION_CODES.has(code)) {
     return dependencyFault(e.cause, depth + 1) ?? { dependency: 'database', reason: `a connection failed (${code})` };
   }

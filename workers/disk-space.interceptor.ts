@@ -19,10 +19,12 @@ export function isDiskFull(err: unknown): boolean {
   return NO_SPACE.test(err.message) || (err.details ?? []).some((d) => typeof d === 'string' && NO_SPACE.test(d));
 }
 
+export const FILE_STORE_MESSAGE = "The service's file store did not answer, so the job's files could not be stored; the credits were refunded. Try again later, and contact support if it persists";
 export const DISK_FULL_MESSAGE = "The server's storage was full, so the job's files could not be written; the credits were refunded. Try again later, and contact support if it persists";
 
 /**
- * Steps that write under DATA_DIR, and a disk that is low or full:
+ * Steps that write under DATA_DIR, and a disk that is low or full (a bucket that stays away is
+ * reported the same way, as the service's storage):
  * - below MIN_FREE_DISK_MB a new step waits (heartbeating, cancellable) until space is freed,
  *   rather than starting and failing half way; a retry does not wait, as its own earlier attempt's
  *   files may be what fills the disk until the job ends;
@@ -43,7 +45,10 @@ export class DiskSpaceInterceptor implements ActivityInboundCallsInterceptor {
     try {
       return await next(input);
     } catch (err) {
-      if (!isDiskFull(err) || ctx.cancellationSignal.aborted) throw err;
+      if (ctx.cancellationSignal.aborted) throw err;
+      // the bucket stayed away past the step's own patience: retried as such, and said so if every attempt fails
+      if (dependencyFault(err)?.dependency === 'storage') throw JobFailure.dependency(FILE_STORE_MESSAGE);
+      if (!isDiskFull(err)) throw err;
       const begun = (await Promise.all(folders.map(filesUnder))).flat().filter((f) => !before.has(f));
       await Promise.all(begun.map((f) => fs.rm(f, { force: true })));
       log.warn({ activity: ctx.info.activityType, attempt: ctx.info.attempt, removed_files: begun.length, err: err instanceof Error ? err.message : String(err) }, 'a step found the disk under DATA_DIR full; it removed the files it had begun, and fails to be retried');

@@ -5,7 +5,7 @@ import { ActivityFailure, RetryState } from '@temporalio/common';
 import { describeFailure } from '../../jobs/media-job.workflow';
 import { dependencyFault, unavailableDetail } from '../../lib/dependency-faults';
 import { DEPENDENCY_FAILURE_TYPE, failureKindOf, JobFailure } from '../../lib/job-failure';
-import { DISK_FULL_MESSAGE, isDiskFull } from '../../workers/disk-space.interceptor';
+import { DISK_FULL_MESSAGE, FILE_STORE_MESSAGE, isDiskFull } from '../../workers/disk-space.interceptor';
 
 const errnoError = (code: string, message: string) => Object.assign(new Error(message), { code });
 
@@ -22,6 +22,8 @@ describe('dependency faults', () => {
       [Object.assign(new Error('Access Denied'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }), null],
       [new Error('wrapped', { cause: errnoError('SQLITE_FULL', 'SQLITE_FULL: database or disk is full') }), 'disk'],
       [new TypeError("Cannot read properties of undefined (reading 'x')"), null],
+      // a source that timed out is the user's or the tool's, not the bucket's
+      [Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' }), null],
       ['a string', null],
     ];
     for (const [err, want] of cases) assert.equal(dependencyFault(err)?.dependency ?? null, want, String((err as Error).message ?? err));
@@ -37,6 +39,7 @@ describe('dependency faults', () => {
     assert.ok(isDiskFull(errnoError('ENOSPC', 'ENOSPC: no space left on device')));
     assert.ok(isDiskFull(JobFailure.tool('ffmpeg', 'The source could not be converted', 'av_interleaved_write_frame(): No space left on device')));
     assert.ok(!isDiskFull(JobFailure.tool('ffmpeg', 'The source could not be converted', 'moov atom not found')));
+    assert.match(describeFailure(new ActivityFailure('activity failed', 'makePreview', 'a1', RetryState.MAXIMUM_ATTEMPTS_REACHED, 'worker', JobFailure.dependency(FILE_STORE_MESSAGE))), /file store did not answer/);
     const f = JobFailure.dependency(DISK_FULL_MESSAGE);
     assert.deepEqual([f.type, f.nonRetryable, failureKindOf(DEPENDENCY_FAILURE_TYPE)], [DEPENDENCY_FAILURE_TYPE, false, 'dependency']);
     const seen = describeFailure(new ActivityFailure('activity failed', 'downloadMedia', 'a1', RetryState.MAXIMUM_ATTEMPTS_REACHED, 'worker', f));
