@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: help tools build run test test-fast test-noisy-neighbour lint clean bench bench-speech bench-media
+.PHONY: help tools build run test test-fast test-noisy-neighbour lint clean bench bench-speech bench-media soak
 
 help:
 	@echo "make run    start API + workers + embedded Temporal (data in ./data)"
@@ -11,6 +11,7 @@ help:
 	@echo "make test-fast  the unit specs alone (pure functions, no tools or servers; under a minute)"
 	@echo "make build  compile TypeScript into dist/"
 	@echo "make bench  product against bare tools and peers (starts its own stack)"
+	@echo "make soak   60 minutes of mixed load on the embedded default, then memory, fds, DATA_DIR, latency, 5xx and ledger checks"
 
 tools:
 	@bash scripts/install-tools.sh
@@ -50,3 +51,7 @@ test-noisy-neighbour: build
 # Only the media rows of make bench: jobs end to end vs the bare ffmpeg / yt-dlp commands.
 bench-media: build
 	@BENCH_ROWS='^media' node dist/test/bench/index.js
+
+# The embedded default under a bounded, mixed load for SOAK_MINUTES (default 60), then its figures and checks; make test does not run it.
+soak: build
+	@node dist/test/soak/soak.js
