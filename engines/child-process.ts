@@ -10,6 +10,11 @@ export function withToolNiceness<T>(niceness: number, fn: () => T): T {
   return toolNiceness.run(niceness, fn);
 }
 
+/** The niceness tools started here would get (0 when none was set). */
+export function currentToolNiceness(): number {
+  return toolNiceness.getStore() ?? 0;
+}
+
 /** Lowers a just-started tool's CPU priority to the caller's niceness, if one was set; its children inherit it. */
 export function applyToolNiceness(child: ChildProcess): void {
   const niceness = toolNiceness.getStore();

@@ -45,6 +45,11 @@ export interface QueueSpec {
   defaultConcurrency: number;
   /** Its steps use jobs' work folders (downloads, scratch files). */
   usesWorkDir?: true;
+  /**
+   * Its run permits (the concurrency) are shared by account, one always left for another account, and
+   * the worker takes more tasks than it runs, so one account's steps never hold every slot.
+   */
+  sharedByAccount?: true;
   activities(deps: QueueDeps): Record<string, (...args: never[]) => Promise<unknown>>;
 }
 
@@ -122,6 +127,9 @@ export const QUEUE_TABLE = {
     // out freed slots between them and another account's steps by weight; spare slots let those steps
     // start at once, and the kernel shares the cores (a batch job's tools run niced)
     defaultConcurrency: os.availableParallelism() + 4,
+    // one account's running jobs reaching this queue together took every slot, and another account's
+    // preview waited seconds for one on a slower machine: the last permit is always another account's
+    sharedByAccount: true,
     activities: (deps: QueueDeps) => {
       const { config, storage } = deps;
       // every step here is an operation's own (operations/<name>/activities.ts)

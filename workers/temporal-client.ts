@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import net from 'node:net';
 import { Client, Connection, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, defaultPayloadConverter, TimeoutFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
@@ -76,6 +77,24 @@ const PROGRESS_TTL_MS = 1_000;
 const progressCache = new Map<string, { at: number; value: Promise<ProgressDetails | null> }>();
 
 /** The highest progress heartbeated by the job's running activities, or null. */
+/** Resolves once a TCP connection to `host:port` opens (then closes it); rejects when refused or not within `timeoutMs`. */
+function acceptsConnections(address: string, timeoutMs: number): Promise<void> {
+  const m = /^\[?(.+?)\]?:(\d+)$/.exec(address);
+  if (!m) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: m[1], port: Number(m[2]), timeout: timeoutMs });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve();
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      reject(new Error(`Temporal at ${address} did not accept a connection within ${timeoutMs} ms`));
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => reject(new Error(`Temporal at ${address} refused the connection (${err.code ?? err.message})`)));
+  });
+}
+
 const DESCRIBE_DEADLINE_MS = 2_000;
 /** Calls the API waits on (a cancel, a start) end within this, so a server that is down answers 503, never a hang. */
 const CALL_DEADLINE_MS = 10_000;
@@ -158,6 +177,9 @@ export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSe
     },
 
     async checkReachable() {
+      // the client rides out a server that is away by retrying, so a probe must see a refusal itself
+      const address = (client.connection as Partial<Connection>).options?.address;
+      if (address) await acceptsConnections(address, 1500);
       await client.connection.workflowService.getSystemInfo({});
     },
 

@@ -1,0 +1,107 @@
+import { Context } from '@temporalio/activity';
+import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
+import { currentToolNiceness, withToolNiceness } from '../engines/child-process';
+
+/**
+ * A worker's run permits for one queue, shared by account (the fairness key its steps inherit from
+ * their job): `capacity` steps run at once, and one account may hold all but one of them, so a step of
+ * another account starts at once however many of one account's steps are running. Steps beyond that
+ * wait here, heartbeating and cancellable, and are let in fewest-running-account first; the worker
+ * takes more tasks than it runs (slotsFor) so that one account's waiting steps never hold every slot.
+ */
+export class AccountPermits {
+  private running = 0;
+  private readonly byAccount = new Map<string, number>();
+  private readonly waiting: { account: string; admit: () => void }[] = [];
+
+  constructor(readonly capacity: number) {}
+
+  /** Permits the account holds now. */
+  runningOf(account: string): number {
+    return this.byAccount.get(account) ?? 0;
+  }
+
+  /** The most permits one account may hold: all but one, so another account always finds one. */
+  get accountCap(): number {
+    return Math.max(1, this.capacity - 1);
+  }
+
+  private canRun(account: string): boolean {
+    return this.running < this.capacity && (this.byAccount.get(account) ?? 0) < this.accountCap;
+  }
+
+  private take(account: string): void {
+    this.running++;
+    this.byAccount.set(account, (this.byAccount.get(account) ?? 0) + 1);
+  }
+
+  /** Waits for a permit; resolves a release function. Rejects (leaving no permit held) when `signal` aborts. */
+  async acquire(account: string, signal: AbortSignal): Promise<() => void> {
+    if (!this.canRun(account) || this.waiting.length > 0) {
+      await new Promise<void>((resolve, reject) => {
+        const entry = { account, admit: resolve };
+        this.waiting.push(entry);
+        signal.addEventListener('abort', () => {
+          const i = this.waiting.indexOf(entry);
+          if (i >= 0) this.waiting.splice(i, 1);
+          reject(signal.reason instanceof Error ? signal.reason : new Error('cancelled while waiting for a run permit'));
+        }, { once: true });
+        this.admit();
+      });
+    } else {
+      this.take(account);
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.running--;
+      const n = (this.byAccount.get(account) ?? 1) - 1;
+      if (n > 0) this.byAccount.set(account, n);
+      else this.byAccount.delete(account);
+      this.admit();
+    };
+  }
+
+  /** Lets in waiting steps while permits allow: the account running the fewest first, then first come. */
+  private admit(): void {
+    for (;;) {
+      let best = -1;
+      for (let i = 0; i < this.waiting.length; i++) {
+        const w = this.waiting[i]!;
+        if (!this.canRun(w.account)) continue;
+        if (best < 0 || (this.byAccount.get(w.account) ?? 0) < (this.byAccount.get(this.waiting[best]!.account) ?? 0)) best = i;
+      }
+      if (best < 0) return;
+      const [w] = this.waiting.splice(best, 1);
+      this.take(w!.account);
+      w!.admit();
+    }
+  }
+}
+
+/** Slots for a worker whose permits are shared by account: more than any account can have steps in flight, plus the permits. */
+export function slotsFor(capacity: number, largestRunningJobs: number): number {
+  return capacity + largestRunningJobs;
+}
+
+/**
+ * Runs each step of the queue under an account's permit. An account's steps beyond its first running
+ * here start their tools at `crowdedNiceness` (the batch niceness): the kernel then gives another
+ * account's first step the cores first, as the permits give it a slot first.
+ */
+export class AccountShareInterceptor implements ActivityInboundCallsInterceptor {
+  constructor(private readonly permits: AccountPermits, private readonly crowdedNiceness: number) {}
+
+  async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+    const ctx = Context.current();
+    const account = ctx.info.priority?.fairnessKey ?? '';
+    const release = await this.permits.acquire(account, ctx.cancellationSignal);
+    try {
+      const crowded = this.permits.runningOf(account) > 1 && this.crowdedNiceness > currentToolNiceness();
+      return await (crowded ? withToolNiceness(this.crowdedNiceness, () => next(input)) : next(input));
+    } finally {
+      release();
+    }
+  }
+}
