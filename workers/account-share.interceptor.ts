@@ -27,17 +27,18 @@ export class AccountPermits {
   }
 
   private canRun(account: string): boolean {
-    return this.running < this.capacity && (this.byAccount.get(account) ?? 0) < this.accountCap;
+    return this.running < this.capacity && this.runningOf(account) < this.accountCap;
   }
 
   private take(account: string): void {
     this.running++;
-    this.byAccount.set(account, (this.byAccount.get(account) ?? 0) + 1);
+    this.byAccount.set(account, this.runningOf(account) + 1);
   }
 
   /** Waits for a permit; resolves a release function. Rejects (leaving no permit held) when `signal` aborts. */
   async acquire(account: string, signal: AbortSignal): Promise<() => void> {
     if (!this.canRun(account) || this.waiting.length > 0) {
+      signal.throwIfAborted();
       await new Promise<void>((resolve, reject) => {
         const entry = { account, admit: resolve };
         this.waiting.push(entry);
@@ -56,7 +57,7 @@ export class AccountPermits {
       if (released) return;
       released = true;
       this.running--;
-      const n = (this.byAccount.get(account) ?? 1) - 1;
+      const n = this.runningOf(account) - 1;
       if (n > 0) this.byAccount.set(account, n);
       else this.byAccount.delete(account);
       this.admit();
@@ -70,7 +71,7 @@ export class AccountPermits {
       for (let i = 0; i < this.waiting.length; i++) {
         const w = this.waiting[i]!;
         if (!this.canRun(w.account)) continue;
-        if (best < 0 || (this.byAccount.get(w.account) ?? 0) < (this.byAccount.get(this.waiting[best]!.account) ?? 0)) best = i;
+        if (best < 0 || this.runningOf(w.account) < this.runningOf(this.waiting[best]!.account)) best = i;
       }
       if (best < 0) return;
       const [w] = this.waiting.splice(best, 1);
