@@ -21,6 +21,14 @@ export class AccountPermits {
     return this.byAccount.get(account) ?? 0;
   }
 
+  /** The account holds more than one permit and more than any other account: its extra steps yield the CPU. */
+  holdsMost(account: string): boolean {
+    const mine = this.runningOf(account);
+    if (mine <= 1) return false;
+    for (const [other, n] of this.byAccount) if (other !== account && n >= mine) return false;
+    return true;
+  }
+
   /** The most permits one account may hold: all but one, so another account always finds one. */
   get accountCap(): number {
     return Math.max(1, this.capacity - 1);
@@ -87,9 +95,9 @@ export function slotsFor(capacity: number, largestRunningJobs: number): number {
 }
 
 /**
- * Runs each step of the queue under an account's permit. An account's steps beyond its first running
- * here start their tools at `crowdedNiceness` (the batch niceness): the kernel then gives another
- * account's first step the cores first, as the permits give it a slot first.
+ * Runs each step of the queue under an account's permit. A step of the account holding the most
+ * permits here (more than one) starts its tools at `crowdedNiceness` (the batch niceness): the kernel
+ * then gives the other accounts' steps the cores first, as the permits give them a slot first.
  */
 export class AccountShareInterceptor implements ActivityInboundCallsInterceptor {
   constructor(private readonly permits: AccountPermits, private readonly crowdedNiceness: number) {}
@@ -99,7 +107,7 @@ export class AccountShareInterceptor implements ActivityInboundCallsInterceptor 
     const account = ctx.info.priority?.fairnessKey ?? '';
     const release = await this.permits.acquire(account, ctx.cancellationSignal);
     try {
-      const crowded = this.permits.runningOf(account) > 1 && this.crowdedNiceness > currentToolNiceness();
+      const crowded = this.permits.holdsMost(account) && this.crowdedNiceness > currentToolNiceness();
       return await (crowded ? withToolNiceness(this.crowdedNiceness, () => next(input)) : next(input));
     } finally {
       release();

@@ -46,6 +46,20 @@ describe('account permits', () => {
     assert.equal(typeof again, 'function');
   });
 
+  it('only the account holding the most permits (more than one) is the crowded one', async () => {
+    const permits = new AccountPermits(6);
+    await permits.acquire('a', never);
+    assert.equal(permits.holdsMost('a'), false, 'one step is never crowded');
+    await permits.acquire('a', never);
+    await permits.acquire('a', never);
+    assert.equal(permits.holdsMost('a'), true, 'alone with three');
+    await permits.acquire('b', never);
+    await permits.acquire('b', never);
+    assert.deepEqual([permits.holdsMost('a'), permits.holdsMost('b')], [true, false]);
+    await permits.acquire('b', never);
+    assert.deepEqual([permits.holdsMost('a'), permits.holdsMost('b')], [false, false], 'a tie crowds neither');
+  });
+
   it('with one permit, an account may take it', async () => {
     assert.equal(new AccountPermits(1).accountCap, 1);
     assert.equal(typeof (await new AccountPermits(1).acquire('a', never)), 'function');
