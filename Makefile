@@ -44,7 +44,7 @@ bench-speech: build
 bench: build
 	@node dist/test/bench/index.js
 
-# Only the 300-job noisy-neighbour test of make test (real serve, about 2 minutes), e.g. to rerun it on a loaded machine.
+# Only the noisy-neighbour test of make test (an enterprise burst on a slow source; real serve, about 2 minutes), e.g. to rerun it on a loaded machine.
 test-noisy-neighbour: build
 	@npx mocha --no-config --require dist/test/setup.js --timeout 120000 --exit dist/test/noisy-neighbour.e2e.test.js
 

@@ -4,17 +4,18 @@ import { currentToolNiceness, withToolNiceness } from '../engines/child-process'
 
 /**
  * A worker's run permits for one queue, shared by account (the fairness key its steps inherit from
- * their job): `capacity` steps run at once, and one account may hold all but one of them, so a step of
- * another account starts at once however many of one account's steps are running. Steps beyond that
- * wait here, heartbeating and cancellable, and are let in fewest-running-account first; the worker
- * takes more tasks than it runs (slotsFor) so that one account's waiting steps never hold every slot.
+ * their job): `capacity` steps run at once, and `reserve` of them are always another account's, so
+ * that many steps of another account start at once however many of one account's steps are running.
+ * Steps beyond that wait here (the worker's interceptor heartbeats for them; cancellable) and are let
+ * in fewest-running-account first; the worker takes more tasks than it runs (slotsFor) so that one
+ * account's waiting steps never hold every slot.
  */
 export class AccountPermits {
   private running = 0;
   private readonly byAccount = new Map<string, number>();
   private readonly waiting: { account: string; admit: () => void }[] = [];
 
-  constructor(readonly capacity: number) {}
+  constructor(readonly capacity: number, readonly reserve = reservedPermits(capacity)) {}
 
   /** Permits the account holds now. */
   runningOf(account: string): number {
@@ -29,9 +30,9 @@ export class AccountPermits {
     return true;
   }
 
-  /** The most permits one account may hold: all but one, so another account always finds one. */
+  /** The most permits one account may hold: all but the reserve, so another account always finds one. */
   get accountCap(): number {
-    return Math.max(1, this.capacity - 1);
+    return Math.max(1, this.capacity - this.reserve);
   }
 
   private canRun(account: string): boolean {
@@ -87,6 +88,15 @@ export class AccountPermits {
       w!.admit();
     }
   }
+}
+
+/**
+ * Permits always left for other accounts: a quarter of the queue's, at least one. A neighbour's few
+ * jobs (5 previews at once, say) then start together on a network-bound queue, where one account's
+ * steps may each wait seconds on a silent origin; one account still runs three quarters.
+ */
+export function reservedPermits(capacity: number): number {
+  return Math.max(1, Math.ceil(capacity / 4));
 }
 
 /** Slots for a worker whose permits are shared by account: more than any account can have steps in flight, plus the permits. */

@@ -46,10 +46,14 @@ export interface QueueSpec {
   /** Its steps use jobs' work folders (downloads, scratch files). */
   usesWorkDir?: true;
   /**
-   * Its run permits (the concurrency) are shared by account, one always left for another account, and
-   * the worker takes more tasks than it runs, so one account's steps never hold every slot.
+   * Its run permits (the concurrency) are shared by account: a quarter of them (at least one) are
+   * always another account's, and the worker takes as many more tasks as one account can have in
+   * flight here (that plan limit, the largest in the table), so one account's waiting steps never
+   * hold every slot while another account's step waits for one.
    */
-  sharedByAccount?: true;
+  sharedByAccount?: { inFlightPerAccount: 'maxRunningJobs' | 'maxInfoReads' };
+  /** Not shared by account, but its steps belong to running jobs: it must have more slots than a plan's running jobs. */
+  stepsOfRunningJobs?: true;
   activities(deps: QueueDeps): Record<string, (...args: never[]) => Promise<unknown>>;
 }
 
@@ -58,6 +62,9 @@ function database(deps: QueueDeps): MikroORM {
   return deps.orm;
 }
 
+/** Speech steps at once per worker (and warm faster-whisper processes). */
+const SPEECH_STEPS_AT_ONCE = 2;
+
 export const QUEUE_TABLE = {
   control: {
     description: 'workflows; job state, credits and refunds, webhook deliveries, housekeeping (database, outbound webhook HTTP)',
@@ -65,6 +72,8 @@ export const QUEUE_TABLE = {
     needsDatabase: true,
     needsEgress: false,
     defaultConcurrency: 50,
+    // quick database steps: more slots than one account's running jobs, so they never all wait on one account
+    stepsOfRunningJobs: true,
     activities: (d: QueueDeps) => ({
       ...createJobLifecycleActivities({ orm: database(d), storage: d.storage, config: d.config }),
       ...createWebhookActivities({ orm: database(d), config: d.config }),
@@ -72,7 +81,10 @@ export const QUEUE_TABLE = {
     }),
   },
   webhooks: {
-    // deliveries and their retries wait on other people's servers: slots of their own, never a job's
+    // deliveries and their retries wait on other people's servers: slots of their own, never a job's.
+    // Not shared by account: one account's deliveries have no plan limit, so its waiting attempts could
+    // fill any number of slots; an attempt holds one at most 10 s and the server hands each freed slot
+    // out by account (fairness), so another account's delivery waits for one to free, not behind the flood
     description: 'webhook deliveries: their workflows, each attempt (outbound HTTP) and its bookkeeping (database)',
     runsWorkflows: true,
     needsDatabase: true,
@@ -91,7 +103,10 @@ export const QUEUE_TABLE = {
     interactive: true,
     needsDatabase: false,
     needsEgress: true,
-    defaultConcurrency: 4,
+    // reads wait on the network and yt-dlp; one account (at most its plan's info reads in flight)
+    // runs three quarters, the rest are another account's
+    defaultConcurrency: 6,
+    sharedByAccount: { inFlightPerAccount: 'maxInfoReads' },
     activities: (deps: QueueDeps) => {
       const { config, storage } = deps;
       const source = createSourceActivities({ ytdlp: createYtDlpEngine(ytdlpOptionsOf(config)), ffmpeg: createFfmpegEngine(config), storage, egress: egressOf(deps), config });
@@ -104,9 +119,10 @@ export const QUEUE_TABLE = {
     runsWorkflows: false,
     needsDatabase: false,
     needsEgress: true,
-    // downloads wait on the network; more slots than one account's running jobs (business: 16), so
-    // one account's burst of slow downloads never holds every slot while other accounts' jobs wait
+    // downloads wait on the network: many at once, a quarter of them always another account's, as one
+    // account's slow downloads (each waiting seconds on a silent origin) would otherwise hold them all
     defaultConcurrency: 20,
+    sharedByAccount: { inFlightPerAccount: 'maxRunningJobs' },
     activities: (deps: QueueDeps) => {
       const { config, storage } = deps;
       const egress = egressOf(deps);
@@ -128,8 +144,8 @@ export const QUEUE_TABLE = {
     // start at once, and the kernel shares the cores (a batch job's tools run niced)
     defaultConcurrency: os.availableParallelism() + 4,
     // one account's running jobs reaching this queue together took every slot, and another account's
-    // preview waited seconds for one on a slower machine: the last permit is always another account's
-    sharedByAccount: true,
+    // preview waited seconds for one on a slower machine: a quarter of the permits are another account's
+    sharedByAccount: { inFlightPerAccount: 'maxRunningJobs' },
     activities: (deps: QueueDeps) => {
       const { config, storage } = deps;
       // every step here is an operation's own (operations/<name>/activities.ts)
@@ -137,17 +153,19 @@ export const QUEUE_TABLE = {
     },
   },
   'media-speech': {
-    // faster-whisper uses every core for one job: one job at a time per speech worker.
+    // faster-whisper uses every core for one job, so one account runs one job at a time per speech
+    // worker, and the second permit is another account's: a long transcript never holds the queue
     description: 'CPU-bound: speech recognition and translation (faster-whisper, Apertium)',
     usesWorkDir: true,
     runsWorkflows: false,
     needsDatabase: false,
     needsEgress: false,
-    defaultConcurrency: 1,
+    defaultConcurrency: SPEECH_STEPS_AT_ONCE,
+    sharedByAccount: { inFlightPerAccount: 'maxRunningJobs' },
     activities: ({ config, storage }: QueueDeps) => {
       const { registry, translator } = createSpeechServices(config);
       // one warm faster-whisper process per job this worker runs at once
-      const whisper = createWhisperEngine({ python: config.whisperPython, processes: config.queueConcurrency['media-speech'] ?? 1 });
+      const whisper = createWhisperEngine({ python: config.whisperPython, processes: config.queueConcurrency['media-speech'] ?? SPEECH_STEPS_AT_ONCE });
       const ffmpeg = createFfmpegEngine(config);
       const shared = createSpeechActivities({ whisper, ffmpeg, registry, translator, storage, config });
       return { ...shared, ...operationActivities('media-speech', { config, storage, ffmpeg }, Object.keys(shared)) };

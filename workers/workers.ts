@@ -8,10 +8,10 @@ import type { MediaJobInput } from '../jobs/types';
 import type { TaskQueue } from '../lib/queues';
 import { assertRegistrySound } from '../operations/registry';
 import { missingActivities } from '../workflows/activity-plan';
-import { PLANS } from '../lib/plans';
-import { AccountPermits, AccountShareInterceptor, slotsFor } from './account-share.interceptor';
+import { AccountPermits, AccountShareInterceptor } from './account-share.interceptor';
 import { ActivityOutcomeInterceptor } from './activity-outcome.interceptor';
 import { DiskSpaceInterceptor } from './disk-space.interceptor';
+import { assertPlanShares, queueShare } from './plan-shares';
 import { StepScratchInterceptor } from './step-scratch.interceptor';
 import { QUEUE_TABLE, type QueueDeps, type QueueSpec } from './queues';
 import { workflowBundle } from './workflow-bundle';
@@ -45,21 +45,19 @@ export function queueActivities(queue: TaskQueue, deps: QueueDeps): Record<strin
  */
 const WORKFLOW_TASK_SLOTS = 4;
 
-/** The most jobs any plan runs at once: one account's steps in flight on a queue never exceed it. */
-const LARGEST_RUNNING_JOBS = Math.max(...Object.values(PLANS).map((p) => p.maxRunningJobs));
-
 /** Creates one Temporal worker per requested queue, from the queue table. */
 export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Promise<Worker[]> {
   const { config, connection, storage } = deps;
   assertRegistrySound();
+  assertPlanShares(config.queueConcurrency);
   // libvips keeps up to 50 MB of recent operations for reuse, and a step reads each image once
   sharp.cache(false);
   const egress = queues.some((q) => QUEUE_TABLE[q].needsEgress) ? await processEgressProxy({ allowPrivate: config.allowPrivateNetwork }) : undefined;
   const workers: Worker[] = [];
   for (const queue of queues) {
     const spec: QueueSpec = QUEUE_TABLE[queue];
-    const concurrency = config.queueConcurrency[queue] ?? spec.defaultConcurrency;
-    const permits = spec.sharedByAccount ? new AccountPermits(concurrency) : null;
+    const share = queueShare(spec, config.queueConcurrency[queue] ?? spec.defaultConcurrency);
+    const permits = share.reserve === null ? null : new AccountPermits(share.capacity, share.reserve);
     const niceness = spec.interactive ? { ordinary: 0, batch: 0 } : { ordinary: config.jobToolNiceness, batch: config.batchToolNiceness };
     workers.push(
       await Worker.create({
@@ -67,14 +65,14 @@ export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Prom
         namespace: config.temporalNamespace,
         taskQueue: queue,
         activities: queueActivities(queue, { config, storage, orm: deps.orm, egress, startJob: deps.startJob }),
-        maxConcurrentActivityTaskExecutions: permits ? slotsFor(concurrency, LARGEST_RUNNING_JOBS) : concurrency,
+        maxConcurrentActivityTaskExecutions: share.slots,
         // progress and cancellations travel on heartbeats: let them through every second, not every 48 s
         maxHeartbeatThrottleInterval: '1 second',
         defaultHeartbeatThrottleInterval: '1 second',
         interceptors: {
           activity: [
             () => ({ inbound: new ActivityOutcomeInterceptor(niceness) }),
-            ...(permits ? [() => ({ inbound: new AccountShareInterceptor(permits, config.batchToolNiceness) })] : []),
+            ...(permits ? [() => ({ inbound: new AccountShareInterceptor(permits, niceness.batch) })] : []),
             ...(spec.usesWorkDir ? [() => ({ inbound: new DiskSpaceInterceptor({ dir: config.dataDir, storage, minFreeBytes: config.minFreeDiskMb * 2 ** 20, fullRetryMs: config.diskFullRetryMs }) })] : []),
             ...(storage.stepsShareNoDisk && spec.usesWorkDir ? [() => ({ inbound: new StepScratchInterceptor(storage) })] : []),
           ],

@@ -581,6 +581,19 @@ export async function startFixturePlatform(opts?: FixturePlatformOptions): Promi
 }
 
 /**
+ * Serves a whole file as a plain 200 whatever the request's Range (no Accept-Ranges): an origin that
+ * ignores Range, as many do, after `firstByteMs` of silence (a slow one, headers included).
+ */
+export function serveIgnoringRange(req: http.IncomingMessage, res: http.ServerResponse, file: string, firstByteMs = 0): void {
+  const timer = setTimeout(() => {
+    const buf = fs.readFileSync(file);
+    res.writeHead(200, { 'Content-Type': 'video/mp4', 'Content-Length': buf.length });
+    res.end(req.method === 'HEAD' ? undefined : buf);
+  }, firstByteMs);
+  res.on('close', () => clearTimeout(timer));
+}
+
+/**
  * Serves a file at `bytesPerSecond`: a slow origin. Without `req` it ignores Range (200, the whole
  * body); with it, a single byte range is honoured (206, as a paced CDN answers seek reads).
  */

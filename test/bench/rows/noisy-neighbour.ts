@@ -1,16 +1,18 @@
-// Noisy neighbour: a pro account's 5 thumbnails (created together, created → completed) while a
-// business account's burst of fingerprints of a slow source is queued, against the same 5 on an idle
-// service. The ratio is what fairness, batch priority and running slots buy the neighbour.
+// Noisy neighbour: a business account's 5 thumbnails (created together, created → completed) while an
+// enterprise account's burst of fingerprints of a slow source is queued, against the same 5 on an idle
+// service. The source is silent 3 s before its first byte and ignores Range, so each burst step holds
+// its slot for seconds. The ratio is what fairness, batch priority, running slots and per-account run
+// permits buy the neighbour.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { serveThrottled } from '../../helpers/fixture-platform';
+import { serveIgnoringRange } from '../../helpers/fixture-platform';
 import { createNeighbour, neighbourThumbnails, submitBurst, waitJobsEnded, type Neighbour } from '../../helpers/noisy-neighbour';
 import { fmt, type BenchRow } from '../harness';
 
 const BURST = Number(process.env.BENCH_NOISY_BURST ?? 100);
-// about 2 s a download of the 10 s clip, Range ignored, so each burst job downloads it whole
-const SLOW_BYTES_PER_SECOND = 250_000;
+// the burst's source is silent this long before its first byte, then sends the whole clip whatever the Range
+const FIRST_BYTE_MS = 3000;
 let slowOrigin: http.Server | null = null;
 let slowUrl = '';
 let burstAccount: Neighbour;
@@ -22,9 +24,9 @@ const row: BenchRow = {
   name: 'noisy neighbour',
   order: 40,
   async setup(ctx) {
-    burstAccount = await createNeighbour(ctx.stack, 'business');
-    neighbour = await createNeighbour(ctx.stack, 'pro');
-    slowOrigin = http.createServer((_req, res) => serveThrottled(res, path.join(ctx.work, 'files', 'clip10.mp4'), SLOW_BYTES_PER_SECOND));
+    burstAccount = await createNeighbour(ctx.stack, 'enterprise');
+    neighbour = await createNeighbour(ctx.stack, 'business');
+    slowOrigin = http.createServer((req, res) => serveIgnoringRange(req, res, path.join(ctx.work, 'files', 'clip10.mp4'), FIRST_BYTE_MS));
     await new Promise<void>((r) => slowOrigin!.listen(0, '127.0.0.1', () => r()));
     slowUrl = `http://127.0.0.1:${(slowOrigin.address() as AddressInfo).port}/clip10.mp4`;
   },
@@ -39,7 +41,7 @@ const row: BenchRow = {
   },
   report: (m) => [
     {
-      what: `Noisy neighbour: a pro account's 5 thumbnails during a business account's burst of ${BURST} slow fingerprints (slowest of 5, vs idle)`,
+      what: `Noisy neighbour: a business account's 5 thumbnails during an enterprise account's burst of ${BURST} fingerprints of a source silent 3 s (slowest of 5, vs idle)`,
       product: `${fmt.s(m.duringWorst!)} during (burst ${fmt.s(m.burstSeconds!)})`,
       peer: `${fmt.s(m.idleWorst!)} idle`,
       ratio: fmt.ratio(m.duringWorst!, m.idleWorst!),
