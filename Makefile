@@ -3,13 +3,14 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: help tools build run test test-fast test-noisy-neighbour lint clean bench bench-speech bench-media soak
+.PHONY: help tools build run test test-fast test-noisy-neighbour lint lint-layers deps-graph clean bench bench-speech bench-media soak
 
 help:
 	@echo "make run    start API + workers + embedded Temporal (data in ./data)"
 	@echo "make test   install what is missing, build, lint and run every test"
 	@echo "make test-fast  the unit specs alone (pure functions, no tools or servers; under a minute)"
 	@echo "make build  compile TypeScript into dist/"
+	@echo "make lint   eslint, and the layers checked by dependency-cruiser (make deps-graph draws them)"
 	@echo "make bench  product against bare tools and peers (starts its own stack)"
 	@echo "make soak   60 minutes of mixed load on the embedded default, then memory, fds, DATA_DIR, latency, 5xx and ledger checks"
 
@@ -19,8 +20,17 @@ tools:
 build: tools
 	@rm -rf dist && npx tsc -p tsconfig.json && node dist/bin/bundle-workflows.js
 
-lint: build
+lint: build lint-layers
 	@npx eslint .
+
+# The layers (.dependency-cruiser.cjs): no value cycles, no import from a higher layer.
+LAYERED_FOLDERS := lib engines db jobs webhooks activities operations workflows workers api bin
+lint-layers:
+	@npx depcruise --output-type err $(LAYERED_FOLDERS)
+
+# The layer picture in docs/architecture.md (needs Graphviz's dot).
+deps-graph:
+	@node scripts/deps-graph.mjs docs/layers.svg
 
 run: build
 	exec bin/mediasvc serve

@@ -11,7 +11,7 @@ import { openOrm } from '../db/orm';
 import { jobCountsByPlan } from '../jobs/repository';
 import { serverSecret } from '../db/secrets.repository';
 import { createSpeechServices } from '../engines/speech/services';
-import { openStorage } from '../engines/storage';
+import { openStorage } from '../engines/open-storage';
 import type { Config } from '../lib/config';
 import { log } from '../lib/logger';
 import { METRICS_CONTENT_TYPE, metricsText, setBacklogReader, setDiskReader, setJobsByPlanReader } from '../lib/metrics';

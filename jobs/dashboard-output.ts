@@ -9,7 +9,7 @@ import { OPERATIONS } from '../operations/registry';
 import type { ApiDeps } from '../api/context';
 import { jobResource, type JobResource } from './service';
 import { storedOutput } from './outputs';
-import type { JobOutputView } from '../api/dashboard/output-view';
+import type { JobOutputView } from '../operations/output-view';
 
 /** Larger text outputs are offered for download only. */
 const MAX_INLINE_BYTES = 5 * 1024 * 1024;

@@ -3,7 +3,7 @@ import { JOB_STATUSES } from './types';
 import { JOB_TYPES } from '../operations/registry';
 import type { JobResource } from './service';
 import { html, queryString, safeHref, type Html } from '../api/dashboard/html';
-import { MAX_INLINE_COMMENTS, type JobOutputView, type Segment } from '../api/dashboard/output-view';
+import { MAX_INLINE_COMMENTS, type JobOutputView, type Segment } from '../operations/output-view';
 import { dataTable, dateTime, pager, postButton, statusBadge, type PageContext } from '../api/dashboard/views/layout';
 
 export interface JobFilterValues {

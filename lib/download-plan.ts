@@ -1,6 +1,6 @@
 // What a download request means, whichever tools carry it out: audio or video output, the
 // processing steps in the order they apply, the loudness target, and whether a clip fits a source.
-import type { DownloadFormat, Quality } from '../operations/download/spec';
+import type { DownloadFormat, Quality } from './media-vocabulary';
 
 const AUDIO_FORMATS: DownloadFormat[] = ['mp3', 'wav'];
 

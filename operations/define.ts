@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { FieldError } from '../lib/errors';
-import type { JobOutputView, OutputContext } from '../api/dashboard/output-view';
+import type { JobOutputView, OutputContext } from './output-view';
 import type { JobOutput } from '../jobs/types';
 import type { PlanName } from '../lib/plans';
 import type { TaskQueue } from '../lib/queues';

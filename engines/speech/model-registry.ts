@@ -5,7 +5,7 @@
 // model.bin header (layer width and vocabulary), not trusted from package names.
 import fs from 'node:fs';
 import path from 'node:path';
-import { MODEL_SIZES, type ModelSize } from '../../operations/transcribe/spec';
+import { MODEL_SIZES, type ModelSize } from '../../lib/media-vocabulary';
 
 export interface WhisperModelInfo {
   /** e.g. "tiny.en", "base". */

@@ -1,6 +1,6 @@
 // yt-dlp's format selector and sort order for a download request: pure, so it is tested in milliseconds.
 import { isAudioOutput } from '../../lib/download-plan';
-import type { DownloadFormat, Quality } from '../../operations/download/spec';
+import type { DownloadFormat, Quality } from '../../lib/media-vocabulary';
 
 const HEIGHT: Record<Exclude<Quality, 'best' | 'audio'>, number> = { '1080p': 1080, '720p': 720, '480p': 480 };
 

@@ -1,4 +1,4 @@
-import { MAX_INLINE_COMMENTS, type JobOutputView, type OutputContext } from '../../api/dashboard/output-view';
+import { MAX_INLINE_COMMENTS, type JobOutputView, type OutputContext } from '../output-view';
 import type { Comment } from '../../engines/comments/provider';
 
 /** The first top-level comments with their replies; the file has them all. */

@@ -2,11 +2,9 @@ import { z } from 'zod';
 import { parseTimeString } from '../../lib/time';
 import { oneSource, sourceFields, sourceRequired, TimeString, WebhookUrl } from '../fields';
 import type { OperationSpec } from '../define';
+import { DOWNLOAD_FORMATS, QUALITIES } from '../../lib/media-vocabulary';
 
-export const QUALITIES = ['best', '1080p', '720p', '480p', 'audio'] as const;
-export type Quality = (typeof QUALITIES)[number];
-export const DOWNLOAD_FORMATS = ['mp4', 'webm', 'mkv', 'mp3', 'wav'] as const;
-export type DownloadFormat = (typeof DOWNLOAD_FORMATS)[number];
+export { DOWNLOAD_FORMATS, QUALITIES, type DownloadFormat, type Quality } from '../../lib/media-vocabulary';
 export const PROCESSING_OPTIONS = ['normalize', 'trim_silence', 'denoise'] as const;
 const VIDEO_FORMATS: readonly string[] = ['mp4', 'webm', 'mkv'];
 

@@ -1,4 +1,4 @@
-import { EXPIRED, str, type JobOutputView, type OutputContext } from '../../api/dashboard/output-view';
+import { EXPIRED, str, type JobOutputView, type OutputContext } from '../output-view';
 
 const AUDIO_FORMATS = new Set(['mp3', 'wav', 'm4a', 'opus', 'ogg', 'flac', 'aac']);
 

@@ -1,4 +1,4 @@
-import { str, type JobOutputView, type OutputContext } from '../../api/dashboard/output-view';
+import { str, type JobOutputView, type OutputContext } from '../output-view';
 
 /** The three hashes as hex. */
 export function showHashes({ result }: OutputContext): JobOutputView {

@@ -1,4 +1,4 @@
-import { EXPIRED, num, type JobOutputView, type OutputContext } from '../../api/dashboard/output-view';
+import { EXPIRED, num, type JobOutputView, type OutputContext } from '../output-view';
 
 /** The preview itself: a clip plays, a GIF, thumbnail or mosaic is an image. */
 export function showPreview({ result, downloadUrl }: OutputContext): JobOutputView {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { LanguageCode, oneSource, sourceFields, sourceRequired, WebhookUrl } from '../fields';
 import type { OperationSpec } from '../define';
+import { MODEL_SIZES } from '../../lib/media-vocabulary';
 
-export const MODEL_SIZES = ['tiny', 'base', 'small', 'medium'] as const;
-export type ModelSize = (typeof MODEL_SIZES)[number];
+export { MODEL_SIZES, type ModelSize } from '../../lib/media-vocabulary';
 export const SPEECH_OUTPUT_FORMATS = ['json', 'srt', 'vtt'] as const;
 export type SpeechOutputFormat = (typeof SPEECH_OUTPUT_FORMATS)[number];
 

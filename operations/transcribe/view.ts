@@ -1,4 +1,4 @@
-import { speechSegments, str, TOO_LARGE, type JobOutputView, type OutputContext } from '../../api/dashboard/output-view';
+import { speechSegments, str, TOO_LARGE, type JobOutputView, type OutputContext } from '../output-view';
 
 /** The transcript's segments with their times. */
 export async function showTranscript(job: OutputContext): Promise<JobOutputView> {

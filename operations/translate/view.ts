@@ -1,4 +1,4 @@
-import { speechSegments, str, TOO_LARGE, type JobOutputView, type OutputContext } from '../../api/dashboard/output-view';
+import { speechSegments, str, TOO_LARGE, type JobOutputView, type OutputContext } from '../output-view';
 
 /** Original and translation side by side: per segment from JSON; SRT/VTT files hold only the translated cues, so then the whole texts from result_data. */
 export async function showTranslation(job: OutputContext): Promise<JobOutputView> {

@@ -1,4 +1,4 @@
-import { EXPIRED, num, str, type JobOutputView, type OutputContext } from '../../api/dashboard/output-view';
+import { EXPIRED, num, str, type JobOutputView, type OutputContext } from '../output-view';
 
 /** A PNG waveform as the image; JSON peak data as its key figures (the file itself is the download). */
 export function showWaveform({ result, downloadUrl }: OutputContext): JobOutputView {

@@ -12,7 +12,7 @@ import { Job } from '../../jobs/entity';
 import { chargeCredits } from '../../db/credits.repository';
 import { createAccount } from '../../db/accounts.repository';
 import { openOrm } from '../../db/orm';
-import { openStorage } from '../../engines/storage';
+import { openStorage } from '../../engines/open-storage';
 import { loadConfig, projectRoot } from '../../lib/config';
 import type { MediaJobInput } from '../../jobs/types';
 import type { DownloadParams } from '../../operations/download/spec';

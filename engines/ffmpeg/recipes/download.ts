@@ -1,7 +1,7 @@
 // ffmpeg recipes of a download: the final step of a plain download, and the passes of a clipped or
 // audio-processed one (measure, then one encode). Pure: a plan in, argument lists out.
 import { isAudioOutput, LOUDNESS_TARGET } from '../../../lib/download-plan';
-import type { DownloadFormat, Quality } from '../../../operations/download/spec';
+import type { DownloadFormat, Quality } from '../../../lib/media-vocabulary';
 import type { LoudnormMeasurement } from '../ffmpeg-analysis';
 import { AUDIO_CODEC, COPY_AUDIO, COPY_VIDEO, h264, MP4_AUDIO, MP4_VIDEO, vp9, WEBM_AUDIO, WEBM_VIDEO } from './codecs';
 

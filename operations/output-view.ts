@@ -1,6 +1,6 @@
 // How the dashboard shows a completed job's output: the kinds of view a page can draw, and what an
 // operation's view (operations/<name>/view.ts) is given to choose one.
-import type { Comment } from '../../engines/comments/provider';
+import type { Comment } from '../engines/comments/provider';
 
 /** Top-level comments shown inline; the file has them all. */
 export const MAX_INLINE_COMMENTS = 200;

@@ -1,0 +1,15 @@
+// Opens the storage the configuration names. Apart from engines/storage.ts so that the S3 engine,
+// which builds on the local one's base class, is loaded only here, and only when it is used.
+import type { Config } from '../lib/config';
+import { LocalStorage, type Storage } from './storage';
+
+/** The storage the configuration names (the S3 client is loaded only when it is used); a bucket is checked to be reachable. */
+export async function openStorage(config: Pick<Config, 'filesDir' | 'workDir' | 'uploadsDir' | 'storage' | 's3'>): Promise<Storage> {
+  if (config.storage === 'local') return new LocalStorage(config);
+  // the pinned SDK runs on Node 20; its notice that later releases need Node 22 would break the JSON log lines (docs/operating.md says it)
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const { S3Storage } = await import('./s3-storage');
+  const storage = new S3Storage(config, config.s3);
+  await storage.verify();
+  return storage;
+}
