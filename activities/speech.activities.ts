@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
+import { speechAudioRecipe } from '../engines/ffmpeg/recipes/audio';
 import { ModelSelectionError, type ModelChoice, type ModelRegistry } from '../engines/speech/model-registry';
 import { toSrt, toVtt, type Cue } from '../engines/speech/subtitles';
 import type { WhisperEngine, WhisperResult, WhisperSegment } from '../engines/speech/whisper.engine';
@@ -70,14 +71,7 @@ export function createSpeechActivities(deps: SpeechDeps) {
     }
     const wav = path.join(storage.workDirOf(jobId), 'speech', 'audio.wav');
     await fs.mkdir(path.dirname(wav), { recursive: true });
-    await alive(() =>
-      ffmpeg.transcode({
-        input: src,
-        output: wav,
-        outputOptions: ['-map', '0:a:0', '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le'],
-        signal: Context.current().cancellationSignal,
-      }),
-    );
+    await alive(() => ffmpeg.run({ args: speechAudioRecipe(src, wav), signal: Context.current().cancellationSignal }));
     return wav;
   }
 

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { JOB_STATUSES } from '../jobs/types';
 import { JOB_TYPES } from '../operations/registry';
+import { STORED_FAILURE_KINDS } from '../lib/job-failure';
 import { PLAN_NAMES } from '../lib/plans';
 import { OPERATIONS } from '../operations/registry';
 
@@ -32,6 +33,13 @@ export const JobSchema = z
     download_url: z.string().nullable(),
     result_data: ResultDataSchema.nullable(),
     error_message: z.string().nullable(),
+    failure_kind: z
+      .enum(STORED_FAILURE_KINDS)
+      .nullable()
+      .meta({
+        description:
+          "Beyond the contract: why a failed job failed, for programs (error_message is for people). The request's: unsupported, unavailable, rejected; a tool that kept failing: tool; the service's: dependency, internal, timeout; cancelled. Null unless failed, and on jobs that failed before it was recorded",
+      }),
     created_at: Timestamp,
     completed_at: Timestamp.nullable(),
     expires_at: Timestamp.nullable(),

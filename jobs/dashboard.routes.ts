@@ -32,7 +32,7 @@ async function showForm(ctx: DashboardContext, jobType: JobType, opts: { posted:
 }
 
 /** The account's jobs, one page per job, and a form per operation that starts a job like REST does. */
-export function jobsRoutes(deps: ApiDeps): Router<DashboardState> {
+export function jobsPages(deps: ApiDeps): Router<DashboardState> {
   const router = new Router<DashboardState>();
 
   router.get('/dashboard/jobs', async (ctx) => {

@@ -1,6 +1,7 @@
 import type { Comment, Reply } from '../engines/comments/provider';
 import { JOB_STATUSES } from './types';
 import { JOB_TYPES } from '../operations/registry';
+import type { StoredFailureKind } from '../lib/job-failure';
 import type { JobResource } from './service';
 import { html, queryString, safeHref, type Html } from '../api/dashboard/html';
 import { MAX_INLINE_COMMENTS, type JobOutputView, type Segment } from '../operations/output-view';
@@ -114,6 +115,18 @@ export function outputView(output: JobOutputView, job: JobResource): Html {
 
 const pretty = (v: unknown) => JSON.stringify(v, null, 2);
 
+/** What each failure kind means to the account, in a phrase. */
+const FAILURE_KIND_TEXT: Record<StoredFailureKind, string> = {
+  unsupported: 'The URL is not one the service can read',
+  unavailable: 'The media was not available at the URL',
+  rejected: 'The request did not fit the source',
+  tool: 'A tool kept failing on this source',
+  dependency: "The service's storage failed",
+  internal: 'The service failed',
+  timeout: 'A step took too long',
+  cancelled: 'Cancelled',
+};
+
 export function jobView(page: PageContext, data: { job: JobResource; output: JobOutputView }): Html {
   const j = data.job;
   const running = j.status === 'pending' || j.status === 'processing';
@@ -134,7 +147,7 @@ ${running
 ${postButton(page, `/dashboard/jobs/${j.job_id}/cancel`, 'Cancel job', { variant: 'danger' })}
 </section>`
   : ''}
-${j.error_message ? html`<div class="error-summary" role="alert"><h2>Error</h2><p data-testid="job-error">${j.error_message}</p></div>` : ''}
+${j.error_message ? html`<div class="error-summary" role="alert"><h2>Error</h2><p data-testid="job-error">${j.error_message}</p>${j.failure_kind ? html`<p data-testid="job-failure-kind">${FAILURE_KIND_TEXT[j.failure_kind]} (<code>${j.failure_kind}</code>); the credits were refunded.</p>` : ''}</div>` : ''}
 ${j.status === 'completed'
   ? html`<section aria-labelledby="output-h"><h2 id="output-h">Output</h2>
 ${outputView(data.output, j)}

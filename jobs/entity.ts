@@ -1,4 +1,5 @@
 import { EntitySchema } from '@mikro-orm/core';
+import type { StoredFailureKind } from '../lib/job-failure';
 import type { JobStatus, JobType } from './types';
 
 export class Job {
@@ -14,6 +15,8 @@ export class Job {
   /** Path of the output file relative to the files directory. */
   outputFile: string | null = null;
   errorMessage: string | null = null;
+  /** Why it failed, as a kind (lib/job-failure.ts); null on jobs that failed before it was recorded. */
+  failureKind: StoredFailureKind | null = null;
   webhookUrl: string | null = null;
   createdAt: Date = new Date();
   startedAt: Date | null = null;
@@ -37,6 +40,7 @@ export const JobEntitySchema = new EntitySchema<Job>({
     resultData: { type: 'json', nullable: true },
     outputFile: { type: 'text', nullable: true },
     errorMessage: { type: 'text', nullable: true },
+    failureKind: { type: 'string', length: 16, nullable: true },
     webhookUrl: { type: 'text', nullable: true },
     createdAt: { type: 'datetime', length: 3 },
     startedAt: { type: 'datetime', nullable: true },

@@ -3,7 +3,7 @@ import { Job } from './entity';
 import { claimRunningSlot, failJobWithRefund, jobAccountPlan, jobsDueASlot, type SlotClaim } from './repository';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
-import { JobFailure } from '../lib/job-failure';
+import { JobFailure, type StoredFailureKind } from '../lib/job-failure';
 import type { JobEnd, JobOutput } from './types';
 import { log } from '../lib/logger';
 import { PLANS } from '../lib/plans';
@@ -79,17 +79,17 @@ export function createJobLifecycleActivities(deps: JobLifecycleDeps) {
     },
 
     /** Marks the job failed and refunds its charge in one transaction; a second call changes nothing. */
-    async failJob(input: { jobId: string; errorMessage: string }): Promise<JobEnd> {
-      const outcome = await failJobWithRefund(orm.em.fork(), input.jobId, input.errorMessage);
+    async failJob(input: { jobId: string; errorMessage: string; /** absent in histories recorded before it was */ failureKind?: StoredFailureKind }): Promise<JobEnd> {
+      const outcome = await failJobWithRefund(orm.em.fork(), input.jobId, input.errorMessage, input.failureKind ?? null);
       if (!outcome.found) throw JobFailure.internal(`job ${input.jobId} does not exist`, 'JobMissing');
       const { job } = outcome;
       // counted once: a retried failJob finds the job already failed
       if (outcome.status === 'failed' && outcome.changed) {
         const seconds = ((job.completedAt ?? new Date()).getTime() - job.createdAt.getTime()) / 1000;
-        jobsFailed.inc({ type: job.jobType });
+        jobsFailed.inc({ type: job.jobType, kind: job.failureKind ?? 'unknown' });
         jobDuration.observe({ type: job.jobType, status: 'failed' }, seconds);
         if (outcome.refunded) creditsRefunded.inc({ for: job.jobType }, job.creditsCharged);
-        log.info({ job_id: job.id, job_type: job.jobType, account_id: job.accountId, status: 'failed', error_message: job.errorMessage, refunded: job.creditsCharged, seconds }, 'job failed');
+        log.info({ job_id: job.id, job_type: job.jobType, account_id: job.accountId, status: 'failed', error_message: job.errorMessage, failure_kind: job.failureKind, refunded: job.creditsCharged, seconds }, 'job failed');
       }
       await storage.removeJobWork(input.jobId);
       if (outcome.status === 'failed') await storage.removeOutput(input.jobId);

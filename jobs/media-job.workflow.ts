@@ -17,7 +17,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { ApplicationFailureCategory, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
-import { failureKindOf, JOB_FAILED } from '../lib/job-failure';
+import { failureKindOf, INTERNAL_FAILURE_MESSAGE, JOB_FAILED, TOOL_FAILURE_TYPES, type StoredFailureKind } from '../lib/job-failure';
 import { CANCELLED_MESSAGE, jobWorkflowId, type JobEnd, type JobStatus, type MediaJobInput } from './types';
 import { ACCOUNT_ID, JOB_ID, JOB_STATUS } from '../lib/search-attributes';
 import { withoutInternals } from '../lib/user-text';
@@ -43,7 +43,7 @@ export async function mediaJobWorkflow(input: MediaJobInput): Promise<JobEnd> {
   // the job's own state changes as local activities: two fewer hand-offs before a client sees it complete
   const steps: JobSteps = patched('local-job-steps-v1') ? controlLocal : control;
   let end: JobEnd;
-  let failure: { message: string; cancelled: boolean } | null = null;
+  let failure: { message: string; kind: StoredFailureKind } | null = null;
   try {
     if (slots) await waitForRunningSlot(steps, input.jobId);
     else await control.markProcessing(input.jobId);
@@ -51,18 +51,18 @@ export async function mediaJobWorkflow(input: MediaJobInput): Promise<JobEnd> {
     const output = await runOperation(input);
     end = await steps.completeJob({ jobId: input.jobId, output });
   } catch (err) {
-    failure = isCancellation(err) ? { message: CANCELLED_MESSAGE, cancelled: true } : { message: describeFailure(err), cancelled: false };
+    failure = isCancellation(err) ? { message: CANCELLED_MESSAGE, kind: 'cancelled' } : failureOf(err);
     // failJob writes the job's one "job failed" line; this keeps the raw cause behind the user's message for debugging
-    if (!failure.cancelled) log.debug('job step failed', { jobType: input.jobType, errorMessage: failure.message, cause: err instanceof Error ? err.message : String(err) });
-    const errorMessage = failure.message;
+    if (failure.kind !== 'cancelled') log.debug('job step failed', { jobType: input.jobType, errorMessage: failure.message, cause: err instanceof Error ? err.message : String(err) });
+    const { message: errorMessage, kind: failureKind } = failure;
     // Refund and notify even when cancelled: these steps must not be cancelled themselves.
-    end = await CancellationScope.nonCancellable(() => steps.failJob({ jobId: input.jobId, errorMessage }));
+    end = await CancellationScope.nonCancellable(() => steps.failJob({ jobId: input.jobId, errorMessage, failureKind }));
   }
   setStatus(end.status);
   if (slots) await CancellationScope.nonCancellable(() => wakeJobsDueASlot(steps, input.jobId));
   await CancellationScope.nonCancellable(() => startEventDeliveries(input.jobId, end, tracked, steps));
   if (end.status === 'completed' || !failure) return end;
-  if (failure.cancelled) throw new CancelledFailure(failure.message);
+  if (failure.kind === 'cancelled') throw new CancelledFailure(failure.message);
   // Failed jobs show as Failed in the Temporal UI (the user's error is no fault of the service: benign).
   throw ApplicationFailure.create({ message: failure.message, type: JOB_FAILED, nonRetryable: true, category: ApplicationFailureCategory.BENIGN });
 }
@@ -115,7 +115,8 @@ async function lifecycleV1(input: MediaJobInput): Promise<JobEnd> {
     const output = await runOperation(input);
     end = await control.completeJob({ jobId: input.jobId, output });
   } catch (err) {
-    end = await control.failJob({ jobId: input.jobId, errorMessage: describeFailure(err) });
+    const { message: errorMessage, kind: failureKind } = failureOf(err);
+    end = await control.failJob({ jobId: input.jobId, errorMessage, failureKind });
   }
   // Single exit. Histories recorded before webhooks existed replay without this step.
   if (patched('webhook-events-v1')) await startEventDeliveries(input.jobId, end);
@@ -161,20 +162,26 @@ async function startEventDeliveries(jobId: string, end: JobEnd, tracked = false,
  * output (the worker logs that).
  */
 export function describeFailure(err: unknown): string {
-  return withoutInternals(failureSentence(err));
+  return failureOf(err).message;
 }
 
-function failureSentence(err: unknown): string {
+/** The job's error_message and its kind, which the job row stores beside it: readers go by the kind, never the text. */
+export function failureOf(err: unknown): { message: string; kind: StoredFailureKind } {
+  const { message, kind } = failureSentence(err);
+  return { message: withoutInternals(message), kind };
+}
+
+function failureSentence(err: unknown): { message: string; kind: StoredFailureKind } {
   let cur: unknown = err;
   while (cur instanceof ActivityFailure && cur.cause) cur = cur.cause;
-  if (cur instanceof TimeoutFailure) return 'The job timed out: a processing step took too long or its worker stopped responding';
-  if (cur instanceof CancelledFailure) return 'The job was cancelled';
+  if (cur instanceof TimeoutFailure) return { message: 'The job timed out: a processing step took too long or its worker stopped responding', kind: 'timeout' };
+  if (cur instanceof CancelledFailure) return { message: 'The job was cancelled', kind: 'cancelled' };
   const kind = cur instanceof ApplicationFailure ? failureKindOf(cur.type) : 'internal';
-  if (kind === 'tool' && (cur as ApplicationFailure).type === 'FfmpegFailed' && !(cur as ApplicationFailure).message.startsWith('The source ')) {
+  if (kind === 'tool' && (cur as ApplicationFailure).type === TOOL_FAILURE_TYPES.ffmpeg && !(cur as ApplicationFailure).message.startsWith('The source ')) {
     // a worker of an earlier release put ffmpeg's own words in the message
-    return 'The source could not be converted: it may be damaged or in a form that cannot be converted';
+    return { message: 'The source could not be converted: it may be damaged or in a form that cannot be converted', kind };
   }
   // the user's errors and the tools' failures are phrased for people where they are thrown
-  if (kind !== 'internal') return (cur as ApplicationFailure).message;
-  return 'Processing failed because of an internal error (the details are in the service logs); the credits were refunded. Try again, and contact support if it persists';
+  if (kind !== 'internal') return { message: (cur as ApplicationFailure).message, kind };
+  return { message: INTERNAL_FAILURE_MESSAGE, kind };
 }

@@ -3,6 +3,7 @@
 import type { EntityManager, FilterQuery } from '@mikro-orm/core';
 import type { Storage } from '../engines/storage';
 import type { JobStatus, JobType, MediaJobInput } from './types';
+import type { StoredFailureKind } from '../lib/job-failure';
 import type { PlanName } from '../lib/plans';
 import { onPostgres, readRows } from '../db/bound-drivers';
 import { lockAccount, refundJob } from '../db/credits.repository';
@@ -42,10 +43,11 @@ export function listAccountJobs(em: EntityManager, accountId: string, filter: Jo
 export type FailOutcome = { found: false } | { found: true; job: Job; status: 'completed' | 'failed'; refunded: boolean; /** This call moved the job to failed (false on a retry). */ changed: boolean };
 
 /**
- * Marks a job failed with `errorMessage` and refunds its charge, in one transaction. Idempotent:
- * a failed job keeps its first message and is refunded at most once; a completed job is left alone.
+ * Marks a job failed with `errorMessage` and its kind, and refunds its charge, in one transaction.
+ * Idempotent: a failed job keeps its first message and kind and is refunded at most once; a
+ * completed job is left alone.
  */
-export async function failJobWithRefund(em: EntityManager, jobId: string, errorMessage: string): Promise<FailOutcome> {
+export async function failJobWithRefund(em: EntityManager, jobId: string, errorMessage: string, failureKind: StoredFailureKind | null = null): Promise<FailOutcome> {
   return em.transactional(async (tx) => {
     const job = await tx.findOne(Job, jobId);
     if (!job) return { found: false } as const;
@@ -55,6 +57,7 @@ export async function failJobWithRefund(em: EntityManager, jobId: string, errorM
       job.status = 'failed';
       job.progress = null;
       job.errorMessage = errorMessage;
+      job.failureKind = failureKind;
       job.completedAt = new Date();
       await tx.flush();
     }

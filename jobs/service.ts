@@ -113,6 +113,7 @@ export function presentJob(job: Job, links: FileLinks, progress: number | null =
     download_url: completed && job.outputFile && job.expiresAt ? links.url(job.id, job.expiresAt) : null,
     result_data: completed ? job.resultData : null,
     error_message: job.status === 'failed' ? job.errorMessage : null,
+    failure_kind: job.status === 'failed' ? job.failureKind : null,
     created_at: job.createdAt.toISOString(),
     completed_at: job.completedAt?.toISOString() ?? null,
     expires_at: completed ? (job.expiresAt?.toISOString() ?? null) : null,

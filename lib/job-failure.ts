@@ -32,6 +32,16 @@ export type ToolName = keyof typeof TOOL_FAILURE_TYPES;
 /** user kinds; `tool`: a retryable tool failure; `internal`: the service's own fault, never shown in its own words. */
 export type JobFailureKind = UserFailureKind | 'tool' | 'dependency' | 'internal';
 
+/**
+ * What a failed job's row records as its failure_kind, and every reader (REST, MCP, the OpenAI routes,
+ * the dashboard, metrics) goes by: a failure's kind, or how the workflow saw it end.
+ */
+export const STORED_FAILURE_KINDS = ['unsupported', 'unavailable', 'rejected', 'tool', 'dependency', 'internal', 'timeout', 'cancelled'] as const;
+export type StoredFailureKind = (typeof STORED_FAILURE_KINDS)[number];
+
+/** The error_message of a job that failed on the service's own fault: never the fault's own words. */
+export const INTERNAL_FAILURE_MESSAGE = 'Processing failed because of an internal error (the details are in the service logs); the credits were refunded. Try again, and contact support if it persists';
+
 const USER_BY_TYPE = new Map<string, UserFailureKind>(Object.entries(USER_FAILURE_TYPES).map(([kind, type]) => [type, kind as UserFailureKind]));
 const TOOL_TYPES = new Set<string>(Object.values(TOOL_FAILURE_TYPES));
 

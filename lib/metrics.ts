@@ -15,7 +15,7 @@ export const httpDuration = new client.Histogram({ name: 'mediasvc_http_request_
 
 export const jobsCreated = new client.Counter({ name: 'mediasvc_jobs_created_total', help: 'Jobs accepted (202), by type', labelNames: ['type'] as const, registers: [registry] });
 export const jobsCompleted = new client.Counter({ name: 'mediasvc_jobs_completed_total', help: 'Jobs that completed, by type', labelNames: ['type'] as const, registers: [registry] });
-export const jobsFailed = new client.Counter({ name: 'mediasvc_jobs_failed_total', help: 'Jobs that failed (and were refunded), by type', labelNames: ['type'] as const, registers: [registry] });
+export const jobsFailed = new client.Counter({ name: 'mediasvc_jobs_failed_total', help: "Jobs that failed (and were refunded), by type and failure kind (the user's: unsupported, unavailable, rejected; the service's: tool, dependency, internal, timeout; cancelled)", labelNames: ['type', 'kind'] as const, registers: [registry] });
 export const jobDuration = new client.Histogram({ name: 'mediasvc_job_duration_seconds', help: 'From creation to completion or failure, by type and final status', labelNames: ['type', 'status'] as const, buckets: JOB_SECONDS, registers: [registry] });
 
 export const creditsCharged = new client.Counter({ name: 'mediasvc_credits_charged_total', help: 'Credits charged, by what for (a job type, or info)', labelNames: ['for'] as const, registers: [registry] });

@@ -1,4 +1,4 @@
-// Issue 11's numbered findings, each as the request a third-party client sent, against the real app
+// A third-party client's findings against the contract, each as the request it sent, against the real app
 // on both databases (the workflow side is a boundary these tests are not about).
 import assert from 'node:assert/strict';
 import http from 'node:http';

@@ -276,6 +276,7 @@ describe('dependency faults under make run: the embedded Temporal server, a low 
     const big = await s.waitJob(bigId);
     assert.equal(big.status, 'failed', `the 72 MB download on a disk with ${MIN_FREE_DISK_MB + 20} MB free: ${JSON.stringify(big)}`);
     assert.match(big.error_message!, /server's storage/);
+    assert.equal(big.failure_kind, 'dependency', "the service's fault, as a kind");
     assert.doesNotMatch(big.error_message!, /\//, 'no path in the message');
     // the step met the full disk itself (not a limit of ours) and gave its space back
     assert.match(fs.readFileSync(s.svc.logFile, 'utf8'), /a step found the disk under DATA_DIR full; it removed the files it had begun/);

@@ -98,6 +98,7 @@ describe('end to end: make run stack (serve) with the real dev server, workers a
     const job = await waitJob(created.body.job_id);
     assert.equal(job.status, 'failed');
     assert.match(job.error_message!, /No platform handler supports/);
+    assert.equal(job.failure_kind, 'unsupported', 'the kind, for programs');
     assert.equal(job.download_url, null);
     assert.equal(Number((await cli(env, 'accounts', 'credits', accountId)).pop()), before);
   });

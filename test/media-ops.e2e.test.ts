@@ -75,6 +75,7 @@ describe('media operations end to end: clip/processing downloads, previews and f
     const job = await waitJob(await create('/v1/download', { url: fx.url('/media/v480.mp4'), clip_start: '00:01', clip_end: '00:09', processing: ['denoise'] }));
     assert.equal(job.status, 'failed');
     assert.match(job.error_message!, /^clip_end \(9 s\) is past the end of the source, which is 4(\.\d+)? s long$/);
+    assert.equal(job.failure_kind, 'rejected');
     assert.equal(await credits(), before);
   });
 

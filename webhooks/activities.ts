@@ -67,7 +67,7 @@ export function createWebhookActivities(deps: WebhookDeps) {
           created_at: job.createdAt.toISOString(),
           completed_at: job.completedAt?.toISOString() ?? null,
           // beyond the documented minimum: why the job failed, without polling it
-          ...(job.status === 'failed' ? { error_message: job.errorMessage } : {}),
+          ...(job.status === 'failed' ? { error_message: job.errorMessage, failure_kind: job.failureKind } : {}),
         },
       });
       const endpoints = await subscribedEndpoints(em, job.accountId, input.event);

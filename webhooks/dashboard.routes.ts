@@ -23,7 +23,7 @@ async function showList(ctx: DashboardContext, extra: Partial<WebhooksViewData> 
 }
 
 /** Webhook endpoints through the same service as REST, the delivery log, and the account's per-job secret. */
-export function webhooksRoutes(deps: ApiDeps): Router<DashboardState> {
+export function webhooksPages(deps: ApiDeps): Router<DashboardState> {
   const router = new Router<DashboardState>();
   const load = (ctx: DashboardContext) => loadEndpoint(ctx.state.em, signedInAccount(ctx), ctx.params.id ?? '');
 

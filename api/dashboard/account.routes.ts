@@ -15,7 +15,7 @@ async function showAccount(ctx: DashboardContext, error?: DomainError, status = 
 }
 
 /** The owner's account page: who signs in, and their password. */
-export function accountRoutes(config: Config): Router<DashboardState> {
+export function accountPages(config: Config): Router<DashboardState> {
   const router = new Router<DashboardState>();
 
   router.get('/dashboard/account', (ctx) => showAccount(ctx));

@@ -23,7 +23,7 @@ function signInNotice(ctx: DashboardContext): string | null {
 }
 
 /** Sign-in with email and password, one-time links, sign-out. Open to signed-out visitors. */
-export function authRoutes(config: Config): Router<DashboardState> {
+export function authPages(config: Config): Router<DashboardState> {
   const router = new Router<DashboardState>();
 
   router.get('/dashboard/sign-in', async (ctx) => {

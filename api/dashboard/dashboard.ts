@@ -12,15 +12,15 @@ import { DomainError, type ErrorKind } from '../../lib/errors';
 import type { ApiDeps, ApiState } from '../context';
 import { deleteUpload, receiveUpload } from '../services/uploads.service';
 import { STATUS_OF } from '../error.middleware';
-import { accountRoutes } from './account.routes';
-import { authRoutes } from './auth.routes';
-import { jobsRoutes } from '../../jobs/dashboard.routes';
-import { keysRoutes } from './keys.routes';
-import { overviewRoutes } from './overview.routes';
+import { accountPages } from './account.routes';
+import { authPages } from './auth.routes';
+import { jobsPages } from '../../jobs/dashboard.routes';
+import { keysPages } from './keys.routes';
+import { overviewPages } from './overview.routes';
 import { renderPage } from './render';
 import { loadSession, requireCsrf, requireSignIn, type DashboardMiddleware, type DashboardState } from './session';
 import { ERROR_TITLES, errorView } from './views/error.view';
-import { webhooksRoutes } from '../../webhooks/dashboard.routes';
+import { webhooksPages } from '../../webhooks/dashboard.routes';
 
 export const DASHBOARD_PREFIX = '/dashboard';
 
@@ -104,7 +104,7 @@ function htmlErrors(log: (msg: string, err: unknown) => void): DashboardMiddlewa
 const ASSET_TYPES: Record<string, string> = { '.css': 'text/css; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.svg': 'image/svg+xml' };
 
 /** Every file the pages use (CSS, script, icon), served from memory with an ETag: no CDN, nothing from elsewhere. */
-function assetRoutes(): Router<DashboardState> {
+function assetPages(): Router<DashboardState> {
   const dir = path.join(projectRoot, 'api/dashboard/assets');
   const assets = new Map(
     fs.readdirSync(dir).filter((f) => ASSET_TYPES[path.extname(f)]).map((f) => {
@@ -155,10 +155,10 @@ function jobFormUploads(deps: ApiDeps): DashboardMiddleware {
 /** The dashboard as one middleware: handles /dashboard and everything under it, passes the rest on. */
 export function dashboard(deps: ApiDeps, log: (msg: string, err: unknown) => void): Koa.Middleware<ApiState> {
   const open = new Router<DashboardState>();
-  for (const r of [assetRoutes(), authRoutes(deps.config)]) open.use(r.routes());
+  for (const r of [assetPages(), authPages(deps.config)]) open.use(r.routes());
   const signedIn = new Router<DashboardState>();
   signedIn.use(requireSignIn());
-  for (const r of [overviewRoutes(deps), keysRoutes(), jobsRoutes(deps), webhooksRoutes(deps), accountRoutes(deps.config)]) signedIn.use(r.routes());
+  for (const r of [overviewPages(deps), keysPages(), jobsPages(deps), webhooksPages(deps), accountPages(deps.config)]) signedIn.use(r.routes());
 
   const handle = chain([
     securityHeaders(deps.config.publicBaseUrl),

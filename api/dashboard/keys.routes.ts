@@ -9,7 +9,7 @@ async function showKeys(ctx: DashboardContext, extra: Partial<KeysViewData> = {}
   await renderPage(ctx, 'API keys', (page) => keysView(page, { ...data, ...extra }), { status, wide: true });
 }
 
-export function keysRoutes(): Router<DashboardState> {
+export function keysPages(): Router<DashboardState> {
   const router = new Router<DashboardState>();
   const load = (ctx: DashboardContext) => loadKey(ctx.state.em, signedInAccount(ctx), ctx.params.id ?? '');
 

@@ -11,7 +11,7 @@ import { creditsView, overviewView } from './views/credits.view';
 const RECENT_JOBS = 5;
 
 /** The overview and the credits-and-plan page. */
-export function overviewRoutes(deps: Pick<ApiDeps, 'orchestrator' | 'links'>): Router<DashboardState> {
+export function overviewPages(deps: Pick<ApiDeps, 'orchestrator' | 'links'>): Router<DashboardState> {
   const router = new Router<DashboardState>();
 
   router.get(['/dashboard', '/dashboard/'], async (ctx) => {

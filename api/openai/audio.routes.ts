@@ -9,6 +9,7 @@ import type { Job } from '../../jobs/entity';
 import { findAccountJob } from '../../jobs/repository';
 import { DECODING_FILE, type SegmentDecoding } from '../../engines/speech/whisper.engine';
 import { DomainError } from '../../lib/errors';
+import type { StoredFailureKind } from '../../lib/job-failure';
 import { LanguageCode } from '../../operations/fields';
 import { MODEL_SIZES, type ModelSize } from '../../operations/transcribe/spec';
 import { requireAuth } from '../auth.middleware';
@@ -49,9 +50,12 @@ const OPENAI_ERROR_TEXT: Record<number, string> = {
   413: 'File over the plan\'s limit',
   415: 'Not audio or video, or not a multipart form',
   429: 'Rate limit exceeded',
-  500: 'The job failed on an internal error (refunded)',
+  500: 'The job failed on a fault of the service: an internal error, its storage, or a step that timed out (refunded)',
   503: 'Job engine unavailable',
 };
+
+/** Failure kinds that are the service's fault, not the request's: answered 500, as OpenAI answers its own. */
+const SERVICE_FAULTS = new Set<StoredFailureKind>(['internal', 'dependency', 'timeout']);
 
 const TranscriptionSchema = z.object({ text: z.string() }).meta({ id: 'OpenAITranscription' });
 const VerboseSchema = z
@@ -273,8 +277,8 @@ export function openAiAudioRoutes(deps: ApiDeps): Router<ApiState> {
         return;
       }
       if (job.status === 'failed') {
-        const internal = /internal error/.test(job.errorMessage ?? '');
-        ctx.status = internal ? 500 : 400;
+        // the service's own faults are a 500; the user's errors, and a source or tool that kept failing, a 400
+        ctx.status = job.failureKind && SERVICE_FAULTS.has(job.failureKind) ? 500 : 400;
         ctx.body = openAiError(ctx.status, job.errorMessage ?? 'The job failed', null, 'job_failed');
         return;
       }

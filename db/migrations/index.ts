@@ -6,6 +6,7 @@ import { Migration20261122100000 as PgDashboard } from './postgresql/Migration20
 import { Migration20261123100000 as PgBalance } from './postgresql/Migration20261123100000';
 import { Migration20261125100000 as PgJobsByStatus } from './postgresql/Migration20261125100000';
 import { Migration20261126100000 as PgUploads } from './postgresql/Migration20261126100000';
+import { Migration20261127100000 as PgFailureKind } from './postgresql/Migration20261127100000';
 import { Migration20261121000000 as SqliteInitial } from './sqlite/Migration20261121000000';
 import { Migration20261121010000 as SqliteIdempotency } from './sqlite/Migration20261121010000';
 import { Migration20261121020000 as SqliteWebhooks } from './sqlite/Migration20261121020000';
@@ -13,6 +14,7 @@ import { Migration20261122100000 as SqliteDashboard } from './sqlite/Migration20
 import { Migration20261123100000 as SqliteBalance } from './sqlite/Migration20261123100000';
 import { Migration20261125100000 as SqliteJobsByStatus } from './sqlite/Migration20261125100000';
 import { Migration20261126100000 as SqliteUploads } from './sqlite/Migration20261126100000';
+import { Migration20261127100000 as SqliteFailureKind } from './sqlite/Migration20261127100000';
 
 // Listed explicitly so migrations run the same from source and from dist/, per dialect.
 export const sqliteMigrations: MigrationObject[] = [
@@ -23,6 +25,7 @@ export const sqliteMigrations: MigrationObject[] = [
   { name: 'Migration20261123100000', class: SqliteBalance },
   { name: 'Migration20261125100000', class: SqliteJobsByStatus },
   { name: 'Migration20261126100000', class: SqliteUploads },
+  { name: 'Migration20261127100000', class: SqliteFailureKind },
 ];
 export const postgresMigrations: MigrationObject[] = [
   { name: 'Migration20261121000000', class: PgInitial },
@@ -32,4 +35,5 @@ export const postgresMigrations: MigrationObject[] = [
   { name: 'Migration20261123100000', class: PgBalance },
   { name: 'Migration20261125100000', class: PgJobsByStatus },
   { name: 'Migration20261126100000', class: PgUploads },
+  { name: 'Migration20261127100000', class: PgFailureKind },
 ];

@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { stillFrameRecipe } from '../../engines/ffmpeg/recipes/frame';
 import { imageHashes } from '../../engines/image-hash';
 import type { Storage } from '../../engines/storage';
 import type { JobOutput } from '../../jobs/types';
@@ -35,8 +36,7 @@ export function createFingerprintActivities(deps: FingerprintDeps) {
         if (t >= duration) pastEnd('timestamp', t, duration);
         await fs.rm(frame, { force: true });
         await fs.mkdir(path.dirname(frame), { recursive: true });
-        const args = [...src.input(['-ss', t.toFixed(3)]), '-map', '0:v:0', '-frames:v', '1', '-update', '1', '-pix_fmt', 'rgb24', '-f', 'image2', '-c:v', 'png', '-y', frame];
-        await src.run(args, 1, [input.progressRange[0], (input.progressRange[0] + input.progressRange[1]) / 2]);
+        await src.run(stillFrameRecipe(src.input, { at: t }, frame), 1, [input.progressRange[0], (input.progressRange[0] + input.progressRange[1]) / 2]);
         const png = await fs.readFile(frame).catch(() => {
           throw src.unreadable('No frame could be taken from the source at that time');
         });

@@ -3,6 +3,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import type { Storage } from '../../engines/storage';
 import type { ProbeResult } from '../../engines/ffmpeg/ffmpeg.engine';
+import { rawSamplesRecipe } from '../../engines/ffmpeg/recipes/audio';
 import { JobFailure } from '../../lib/job-failure';
 import type { JobOutput } from '../../jobs/types';
 import { durationOf, roundMs } from '../../activities/media-probe';
@@ -46,10 +47,9 @@ export function createWaveformActivities(deps: WaveformDeps) {
     const audio = probe.streams.find((s) => s.codec_type === 'audio');
     if (!audio) throw JobFailure.user('unavailable', 'The source has no audio track, so there is no waveform to draw');
     const sampleRate = Number(audio.sample_rate) > 0 ? Number(audio.sample_rate) : 44100;
-    // one channel of signed 16-bit samples at the source's rate: the peaks audiowaveform takes (it mixes channels down too)
     const pcm = path.join(storage.workDirOf(input.jobId), 'waveform.s16');
     await fs.mkdir(path.dirname(pcm), { recursive: true });
-    await src.run([...src.input(), '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(sampleRate), '-c:a', 'pcm_s16le', '-f', 's16le', '-y', pcm], durationOf(probe), input.progressRange);
+    await src.run(rawSamplesRecipe(src.input, { sampleRate }, pcm), durationOf(probe), input.progressRange);
     const pixels = params.format === 'json' ? params.points! : params.width!;
     const peaks = await peaksOfFile(pcm, pixels);
     await fs.rm(pcm, { force: true });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { rawSamplesRecipe } from '../../engines/ffmpeg/recipes/audio';
 import { audiowaveformData, drawPeaks, Peaks, rowOf, WAVE_COLOUR } from './peaks';
 import { WaveformRequestSchema } from './spec';
 
@@ -58,5 +59,12 @@ describe('waveform: request form and peaks', () => {
     assert.deepEqual(painted(1), [...Array(rowOf(-16384, h) - rowOf(16384, h) + 1).keys()].map((k) => k + rowOf(16384, h)));
     assert.equal(rowOf(16384, h), 8);
     assert.equal(rowOf(-16384, h), 24);
+  });
+
+  it("decodes the first audio track to headerless mono 16-bit samples at the source's own rate", () => {
+    const input = (before: string[]) => [...before, '-i', 'https://cdn.example/a.mp3'];
+    assert.deepEqual(rawSamplesRecipe(input, { sampleRate: 48_000 }, '/work/job/waveform.s16'), [
+      '-i', 'https://cdn.example/a.mp3', '-map', '0:a:0', '-vn', '-ac', '1', '-ar', '48000', '-c:a', 'pcm_s16le', '-f', 's16le', '-y', '/work/job/waveform.s16',
+    ]);
   });
 });

@@ -14,6 +14,7 @@ export interface JobBody {
   download_url: string | null;
   result_data: Record<string, any> | null;
   error_message: string | null;
+  failure_kind: string | null;
   expires_at: string | null;
 }
 

@@ -1,8 +1,9 @@
 // A failed job's error_message: what a person reads, from the failure the workflow saw.
 import assert from 'node:assert/strict';
 import { ActivityFailure, ApplicationFailure, ApplicationFailureCategory, CancelledFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
-import { failureKindOf, JobFailure, NON_RETRYABLE_FAILURE_TYPES, USER_FAILURE_TYPES, userFailureKind } from '../../lib/job-failure';
-import { describeFailure } from '../../jobs/media-job.workflow';
+import { failureKindOf, INTERNAL_FAILURE_MESSAGE, JobFailure, NON_RETRYABLE_FAILURE_TYPES, STORED_FAILURE_KINDS, USER_FAILURE_TYPES, userFailureKind } from '../../lib/job-failure';
+import { describeFailure, failureOf } from '../../jobs/media-job.workflow';
+import { backfillFailureKinds } from '../../db/migrations/failure-kinds';
 
 const fromActivity = (cause: Error) => new ActivityFailure('activity failed', 'makePreview', 'a1', RetryState.NON_RETRYABLE_FAILURE, 'worker', cause);
 const INTERNAL = /^Processing failed because of an internal error \(the details are in the service logs\); the credits were refunded/;
@@ -55,5 +56,30 @@ describe('failure descriptions', () => {
     assert.equal(describeFailure(new CancelledFailure('cancelled')), 'The job was cancelled');
     assert.match(describeFailure(fromActivity(ApplicationFailure.retryable('TypeError: x is undefined', 'TypeError'))), INTERNAL);
     assert.match(describeFailure(new Error('boom')), INTERNAL);
+  });
+
+  it('the kind the job row stores beside the message: the failure kind, timeout or cancelled; the text never decides it', () => {
+    const kinds = [
+      failureOf(fromActivity(JobFailure.user('rejected', 'clip_end is past the end'))),
+      failureOf(fromActivity(ApplicationFailure.retryable('moov atom not found', 'FfmpegFailed'))),
+      failureOf(fromActivity(JobFailure.dependency("The server's storage was full"))),
+      failureOf(fromActivity(new TimeoutFailure('timeout', undefined, TimeoutType.HEARTBEAT))),
+      failureOf(new CancelledFailure('cancelled')),
+      failureOf(new Error('boom')),
+      // a tool's message that mentions an internal error is still the tool's failure
+      failureOf(fromActivity(ApplicationFailure.retryable('The site reported an internal error', 'YtDlpFailed'))),
+    ].map((f) => f.kind);
+    assert.deepEqual(kinds, ['rejected', 'tool', 'dependency', 'timeout', 'cancelled', 'internal', 'tool']);
+    for (const k of kinds) assert.ok((STORED_FAILURE_KINDS as readonly string[]).includes(k), k);
+    assert.equal(failureOf(new Error('boom')).message, INTERNAL_FAILURE_MESSAGE);
+  });
+
+  it("the migration reads the kind of older failed jobs only from the workflow's own fixed sentences, as they were written", () => {
+    const sql = backfillFailureKinds('"');
+    assert.equal(sql.length, 4);
+    assert.ok(sql[0]!.includes(`'internal'`) && sql[0]!.includes(INTERNAL_FAILURE_MESSAGE.replace(/'/g, "''")), sql[0]);
+    assert.ok(sql[1]!.includes(`'timeout'`) && sql[1]!.includes(describeFailure(fromActivity(new TimeoutFailure('t', undefined, TimeoutType.HEARTBEAT)))), sql[1]);
+    assert.ok(sql[2]!.includes(`'cancelled'`) && sql[2]!.includes("'cancelled by the client'"), sql[2]);
+    assert.ok(sql[3]!.includes(`'cancelled'`) && sql[3]!.includes(`'${describeFailure(new CancelledFailure('c'))}'`), sql[3]);
   });
 });

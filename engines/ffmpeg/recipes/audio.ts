@@ -1,0 +1,23 @@
+// ffmpeg recipes that turn a source's first audio track into raw samples: for the waveform's peaks
+// and for speech recognition. Pure: how to open the source, the sample format, and the output in,
+// the argument list out.
+import type { InputOf } from './preview';
+
+/** The first audio track, no picture, mixed down to one channel of signed 16-bit samples. */
+const MONO_S16 = (sampleRate: number) => ['-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(sampleRate), '-c:a', 'pcm_s16le'];
+
+/**
+ * Headerless samples at the source's own rate, the input audiowaveform's peaks take (it mixes
+ * channels down too), read back whole by the waveform step.
+ */
+export function rawSamplesRecipe(input: InputOf, p: { sampleRate: number }, out: string): string[] {
+  return [...input([]), ...MONO_S16(p.sampleRate), '-f', 's16le', '-y', out];
+}
+
+/** Sample rate faster-whisper works at: it resamples anything else itself, slower. */
+export const SPEECH_SAMPLE_RATE = 16_000;
+
+/** A 16 kHz mono WAV of a local file, what the speech runner reads. */
+export function speechAudioRecipe(file: string, out: string): string[] {
+  return ['-i', file, ...MONO_S16(SPEECH_SAMPLE_RATE), '-f', 'wav', '-y', out];
+}
