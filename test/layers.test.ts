@@ -51,4 +51,21 @@ describe('layers (dependency-cruiser in make lint)', function () {
     assert.notEqual(r.status, 0, r.output);
     assert.match(r.output, /no-value-cycles: lib\/zz-layers-scratch-[ab]\.ts/);
   });
+
+  it('an operation lives in its folder: outside it, only the registry names the newest (waveform), in code', () => {
+    const naming: string[] = [];
+    const walk = (dir: string) => {
+      for (const e of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
+        const rel = path.join(dir, e.name);
+        if (e.isDirectory()) walk(rel);
+        else if (rel.endsWith('.ts') && !rel.startsWith('operations/waveform/')) {
+          // the job type as a string, or an import of the folder: what adding an operation would have to edit
+          const code = fs.readFileSync(path.join(root, rel), 'utf8').replace(/^\s*(\/\/|\*|\/\*).*$/gm, '');
+          if (/['"`]waveform['"`]|\/waveform['"/]/.test(code)) naming.push(rel);
+        }
+      }
+    };
+    for (const dir of ['lib', 'engines', 'db', 'jobs', 'webhooks', 'activities', 'operations', 'workflows', 'workers', 'api', 'bin']) walk(dir);
+    assert.deepEqual(naming, ['operations/registry.ts'], 'adding an operation needs its folder, one registry line and docs');
+  });
 });

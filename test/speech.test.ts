@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createSpeechActivities, alignByTime } from '../activities/speech.activities';
+import { createRecognitionActivities } from '../activities/speech/recognition';
+import { transcribeSteps } from '../operations/transcribe/activities';
+import { alignByTime, translateSteps } from '../operations/translate/activities';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { inspectModelDir, ModelRegistry, ModelSelectionError } from '../engines/speech/model-registry';
 import { createSpeechServices } from '../engines/speech/services';
@@ -25,13 +27,14 @@ describe('speech: model registry, Apertium and the faster-whisper activities', f
   const config = loadConfig({ ...process.env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-speech-')) });
   const storage = new LocalStorage(config);
   const services = createSpeechServices(config);
-  const activities = createSpeechActivities({
-    whisper: createWhisperEngine({ python: config.whisperPython }),
-    ffmpeg: createFfmpegEngine(config),
-    ...services,
-    storage,
-    config,
-  });
+  // the media-speech worker's steps, as workers/queues.ts builds them
+  const speech = { whisper: createWhisperEngine({ python: config.whisperPython }), ...services };
+  const ffmpeg = createFfmpegEngine(config);
+  const activities = {
+    ...createRecognitionActivities({ ...speech, ffmpeg, storage, config }),
+    ...transcribeSteps({ config, storage, ffmpeg, speech }),
+    ...translateSteps({ config, storage, ffmpeg, speech }),
+  };
   let n = 0;
 
   after(() => fs.rmSync(config.dataDir, { recursive: true, force: true }));

@@ -6,7 +6,7 @@ import type { MikroORM } from '@mikro-orm/core';
 import { createJobLifecycleActivities } from '../jobs/lifecycle.activities';
 import { createMaintenanceActivities } from '../activities/maintenance.activities';
 import { createSourceActivities } from '../activities/source.activities';
-import { createSpeechActivities } from '../activities/speech.activities';
+import { createRecognitionActivities } from '../activities/speech/recognition';
 import { createWebhookActivities } from '../webhooks/activities';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
@@ -167,8 +167,10 @@ export const QUEUE_TABLE = {
       // one warm faster-whisper process per job this worker runs at once
       const whisper = createWhisperEngine({ python: config.whisperPython, processes: config.queueConcurrency['media-speech'] ?? SPEECH_STEPS_AT_ONCE });
       const ffmpeg = createFfmpegEngine(config);
-      const shared = createSpeechActivities({ whisper, ffmpeg, registry, translator, storage, config });
-      return { ...shared, ...operationActivities('media-speech', { config, storage, ffmpeg }, Object.keys(shared)) };
+      const speech = { whisper, registry, translator };
+      // recognition is shared by transcribe and translate; writing and translating are their own steps
+      const shared = createRecognitionActivities({ ...speech, ffmpeg, storage, config });
+      return { ...shared, ...operationActivities('media-speech', { config, storage, ffmpeg, speech }, Object.keys(shared)) };
     },
   },
 } satisfies Record<TaskQueue, QueueSpec>;

@@ -13,7 +13,8 @@ export const ACTIVITY_PLAN = {
   'media-fetch': ['readInfo', 'probeSource', 'downloadSource', 'fetchSource', 'resolveSource'],
   // only operations' own steps run here (operations/<name>/activities.ts)
   'media-process': [],
-  'media-speech': ['transcribe', 'translate', 'recognizeSpeech', 'writeTranscript', 'translateTranscript'],
+  // recognition, shared by transcribe and translate; their own steps are theirs (operations/<name>/activities.ts)
+  'media-speech': ['recognizeSpeech'],
   webhooks: ['attemptDelivery', 'recordLostAttempt', 'deliveryTargetActive'],
 } as const satisfies Plan;
 

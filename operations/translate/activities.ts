@@ -1,0 +1,106 @@
+// Translate's own steps (media-speech queue): the recognised segments translated (Whisper's English
+// pass and/or Apertium), aligned one to one, and the file, from the shared recognition
+// (activities/speech/recognition.ts).
+import { Context } from '@temporalio/activity';
+import { alive, progressReporter } from '../../activities/heartbeat';
+import { createRecognitionActivities, joinText, noTranslationPath, readRecognition, speechResultFields, writeSpeechFiles, type Recognition, type SpeechInput } from '../../activities/speech/recognition';
+import type { WhisperSegment } from '../../engines/speech/whisper.engine';
+import { planSpeechTranslation, targetsFromAnySpeech } from '../../engines/translate/speech-plan';
+import { translateRoute } from '../../engines/translate/translation-engine';
+import type { JobOutput } from '../../jobs/types';
+import { speechOf, type StepDeps } from '../step-deps';
+import type { TranslateParams } from './spec';
+
+export function translateSteps(deps: StepDeps) {
+  const { storage } = deps;
+  const { translator } = speechOf(deps);
+  const recognition = createRecognitionActivities({ ...speechOf(deps), ffmpeg: deps.ffmpeg, storage, config: deps.config });
+
+  const steps = {
+    /** Text translation of the recognised segments (Whisper's English and/or Apertium), aligned one to one, and the file. */
+    async translateTranscript(input: { jobId: string; params: TranslateParams; recognition: Recognition; progressRange: [number, number] }): Promise<JobOutput> {
+      const started = performance.now();
+      const p = input.params;
+      const target = p.target_language;
+      const pairs = translator.pairs();
+      const result = await readRecognition(storage, input.jobId, input.recognition);
+      const source = result.language;
+      const plan = planSpeechTranslation(pairs, p.source_language ?? source, target);
+      if (!plan) throw noTranslationPath(source, target, targetsFromAnySpeech(pairs));
+      const segments = result.passes.transcribe?.segments ?? [];
+      const originals = segments.map((s) => s.text);
+      const signal = Context.current().cancellationSignal;
+      const report = progressReporter(input.progressRange);
+      let texts: string[];
+      let engine: string;
+      let route: string[];
+      if (plan.kind === 'same') {
+        texts = originals;
+        engine = 'none';
+        route = [source];
+      } else if (plan.kind === 'text') {
+        texts = await alive(() => translateRoute(translator, originals, plan.route, signal));
+        engine = translator.name;
+        route = plan.route;
+      } else {
+        const english = alignByTime(segments, result.passes.translate?.segments ?? []);
+        texts = plan.kind === 'whisper' ? english : await alive(() => translateRoute(translator, english, plan.route, signal));
+        engine = plan.kind === 'whisper' ? 'whisper' : `whisper+${translator.name}`;
+        route = plan.kind === 'whisper' ? [source, 'en'] : [source, ...plan.route];
+      }
+      report(1);
+      const aligned = segments.map((s, i) => ({ start: s.start, end: s.end, original: s.text, text: texts[i] ?? '' }));
+      const originalText = joinText(originals);
+      const translatedText = joinText(texts);
+      const json = { source_language: source, target_language: target, original_text: originalText, translated_text: translatedText, segments: aligned };
+      const outputFile = await writeSpeechFiles(storage, input.jobId, { format: p.output_format, json, cues: aligned, segments });
+      return {
+        outputFile,
+        resultData: {
+          source_language: source,
+          target_language: target,
+          original_text: originalText,
+          translated_text: translatedText,
+          translation_engine: engine,
+          translation_route: route,
+          ...speechResultFields(result, input.recognition, segments.length, p.output_format, started),
+        },
+      };
+    },
+  };
+
+  return {
+    ...steps,
+
+    /** Speech → text in another language in one step; workflows started before speech-steps-v1 still call it. */
+    async translate(input: SpeechInput<TranslateParams>): Promise<JobOutput> {
+      const [from, to] = input.progressRange;
+      const mid = from + (to - from) * 0.93;
+      const done = await recognition.recognizeSpeech({ jobId: input.jobId, sourceFile: input.sourceFile, request: { kind: 'translate', params: input.params }, progressRange: [from, mid] });
+      return steps.translateTranscript({ jobId: input.jobId, params: input.params, recognition: done, progressRange: [mid, to] });
+    },
+  };
+}
+
+/**
+ * One text per original segment from a second segmentation of the same audio (Whisper's English
+ * translation pass): each translated segment goes to the original segment it overlaps most.
+ */
+export function alignByTime(originals: Pick<WhisperSegment, 'start' | 'end'>[], other: Pick<WhisperSegment, 'start' | 'end' | 'text'>[]): string[] {
+  const buckets: string[][] = originals.map(() => []);
+  if (originals.length === 0) return [];
+  for (const seg of other) {
+    let best = -1;
+    let bestScore = -Infinity;
+    originals.forEach((o, i) => {
+      const overlap = Math.min(o.end, seg.end) - Math.max(o.start, seg.start);
+      // no overlap: the nearest segment (negative distance) still wins over nothing
+      if (overlap > bestScore) {
+        bestScore = overlap;
+        best = i;
+      }
+    });
+    buckets[best]!.push(seg.text);
+  }
+  return buckets.map((b) => joinText(b));
+}
