@@ -1,16 +1,24 @@
 // The layers, checked by `make lint` (dependency-cruiser). From the bottom:
-//   lib/        pure vocabulary, time, errors, config types
+//   lib/        pure vocabulary, time, errors, validation, config types
 //   engines/    tools, storage, egress (they know nothing of jobs or operations)
-//   db/, jobs/, webhooks/    the domains
+//   db/         the database: MikroORM set-up, migrations, the service's own tables
+//   accounts/, keys/, credits/, uploads/, jobs/, webhooks/   the domains: entity, repository, service
 //   activities/, operations/, workflows/   steps, the operations built from them, and the
-//               workflows that run them (an operation's runner is workflow code)
-//   api/, workers/, bin/     entry points
+//               workflows that run them (an operation's runner and a *.workflow.ts are workflow code)
+//   api/, workers/, bin/, and each domain's routes.ts and dashboard pages   entry points
 // A module may import its own layer and the ones below. Type-only imports may close a loop in one
 // place: the queue table (workers/queues.ts) types the activity proxies the workflows call
-// (workflows/activity-plan.ts), and the registry types the runners that it lists.
+// (workflows/activity-plan.ts), and the registry types the runners that it lists. Two modules name
+// what is above them by design: db/orm.ts opens the database with every domain's entity, and the job
+// domain (its service and outputs) is validated, priced and shown through the operation registry.
+const DOMAINS = '(accounts|keys|credits|uploads|jobs|webhooks)';
+/** A domain's HTTP side: its REST routes and dashboard pages, entry points like api/. */
+const DOMAIN_ADAPTERS = `^${DOMAINS}/(routes|dashboard[.-][^/]*)[.]ts$`;
+const WORKFLOW_CODE = '(^workflows/|[.]workflow[.]ts$|^operations/(registry|define)[.]ts$|^operations/[^/]+/runner[.]ts$)';
 const LAYERS_ABOVE = {
-  lib: '^(engines|db|jobs|webhooks|activities|operations|workflows|api|workers|bin)/',
-  engines: '^(db|jobs|webhooks|activities|operations|workflows|api|workers|bin)/',
+  lib: `^(engines|db|${DOMAINS.slice(1, -1)}|activities|operations|workflows|api|workers|bin)/`,
+  engines: `^(db|${DOMAINS.slice(1, -1)}|activities|operations|workflows|api|workers|bin)/`,
+  db: `^(${DOMAINS.slice(1, -1)}|activities|operations|workflows|api|workers|bin)/`,
   operations: '^(api|workers|bin)/',
 };
 
@@ -39,24 +47,46 @@ module.exports = {
       to: { path: LAYERS_ABOVE.engines },
     },
     {
-      name: 'operations-below-entry-points',
-      comment: 'An operation is called by the entry points, never the reverse: a view receives what it renders (operations/output-view.ts).',
+      name: 'db-below-the-domains',
+      comment: 'db/ is how the service reaches its database; the domains build on it. Only db/orm.ts names their entities, to open the database with them.',
       severity: 'error',
-      from: { path: '^operations/' },
-      to: { path: LAYERS_ABOVE.operations },
+      from: { path: '^db/', pathNot: '^db/orm[.]ts$' },
+      to: { path: LAYERS_ABOVE.db },
+    },
+    {
+      name: 'domains-below-entry-points',
+      comment: "A domain's entity, repository and service serve every entry point (REST, MCP, the OpenAI routes, the dashboard, workers): they import none, except as types (ApiDeps).",
+      severity: 'error',
+      from: { path: `^${DOMAINS}/`, pathNot: [DOMAIN_ADAPTERS, '[.]workflow[.]ts$'] },
+      to: { path: ['^(api|workers|bin)/', DOMAIN_ADAPTERS], dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'domains-below-operations',
+      comment: 'Operations are built on the domains. The job domain is the exception: the registry validates, prices and shows its jobs.',
+      severity: 'error',
+      from: { path: `^${DOMAINS}/`, pathNot: ['^jobs/', DOMAIN_ADAPTERS, '[.]workflow[.]ts$'] },
+      to: { path: '^(activities|operations|workflows)/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'operations-below-entry-points',
+      comment: 'Steps, operations and workflows are called by the entry points, never the reverse: a view receives what it renders (operations/output-view.ts).',
+      severity: 'error',
+      from: { path: '^(operations|activities|workflows)/' },
+      // the queue table is read as types (the next two rules)
+      to: { path: [LAYERS_ABOVE.operations, DOMAIN_ADAPTERS], pathNot: '^workers/queues[.]ts$' },
     },
     {
       name: 'nothing-imports-the-workers',
       comment: 'The workers are an entry point; only the queue table is read below them, as types, by the workflows\' activity proxies.',
       severity: 'error',
-      from: { path: '^(lib|engines|db|jobs|webhooks|activities|operations|workflows)/' },
+      from: { path: `^(lib|engines|db|${DOMAINS.slice(1, -1)}|activities|operations|workflows)/` },
       to: { path: '^workers/', pathNot: '^workers/queues[.]ts$' },
     },
     {
       name: 'the-queue-table-as-types-only',
       comment: 'Workflows read the queue table\'s types; its value would load every tool into the sandbox.',
       severity: 'error',
-      from: { path: '^(lib|engines|db|jobs|webhooks|activities|operations|workflows)/' },
+      from: { path: `^(lib|engines|db|${DOMAINS.slice(1, -1)}|activities|operations|workflows)/` },
       to: { path: '^workers/queues[.]ts$', dependencyTypesNot: ['type-only'] },
     },
     {
@@ -70,7 +100,7 @@ module.exports = {
       name: 'workflows-stay-in-the-sandbox',
       comment: 'Workflow code runs in Temporal\'s deterministic sandbox: no Node built-in, and the layers that do I/O as types only.',
       severity: 'error',
-      from: { path: '(^workflows/|[.]workflow[.]ts$|^operations/(registry|define)[.]ts$|^operations/[^/]+/runner[.]ts$)' },
+      from: { path: WORKFLOW_CODE },
       to: {
         dependencyTypesNot: ['type-only'],
         path: '(^(engines|db|api|workers|bin)/|^activities/|[.]activities[.]ts$|/(repository|entity|service|routes)[.]ts$)',
@@ -80,7 +110,7 @@ module.exports = {
       name: 'workflows-no-node-builtins',
       comment: 'Not even as a type: the sandbox has no Node built-in to give.',
       severity: 'error',
-      from: { path: '(^workflows/|[.]workflow[.]ts$|^operations/(registry|define)[.]ts$|^operations/[^/]+/runner[.]ts$)' },
+      from: { path: WORKFLOW_CODE },
       to: { dependencyTypes: ['core'] },
     },
   ],
@@ -89,9 +119,5 @@ module.exports = {
     exclude: { path: '(^(dist|test|node_modules|\\.venv|\\.tools|data)/|[.](spec|test)[.]ts$)' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    reporterOptions: {
-      dot: { collapsePattern: '^(node_modules/[^/]+|lib|engines/[^/]+|db|jobs|webhooks|activities|operations/[^/]+|workflows|api/[^/]+|workers|bin)' },
-      archi: { collapsePattern: '^(node_modules/[^/]+|lib|engines|db|jobs|webhooks|activities|operations|workflows|api|workers|bin)' },
-    },
   },
 };

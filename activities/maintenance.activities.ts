@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/core';
-import { Account } from '../db/account.entity';
-import { Upload } from '../db/upload.entity';
-import { grantMonthlyAllowances } from '../db/credits.repository';
+import { Account } from '../accounts/entity';
+import { Upload } from '../uploads/entity';
+import { grantMonthlyAllowances } from '../credits/repository';
 import { jobInputOf, pendingJobsSince, removeExpiredOutputs } from '../jobs/repository';
 import { pruneRateLimits } from '../db/rate-limit.repository';
 import type { Storage } from '../engines/storage';

@@ -7,7 +7,7 @@ import { rateLimitMiddleware, requireAuth } from './auth.middleware';
 import type { ApiDeps, ApiState } from './context';
 import { assertRegistrySound } from '../operations/registry';
 import { dashboard } from './dashboard/dashboard';
-import { useCursorKey } from './cursor';
+import { useCursorKey } from '../lib/cursor';
 import { isUnmetered } from './metering';
 import { NOT_AN_OBJECT } from './validation';
 import { errorMiddleware } from './error.middleware';
@@ -17,12 +17,12 @@ import { infoRoutes } from './info.routes';
 import { jobsRoutes } from '../jobs/routes';
 import { mcpRoutes } from './mcp/mcp.routes';
 import { languagesRoutes } from './languages.routes';
-import { accountRoutes } from './account.routes';
+import { accountRoutes } from '../accounts/routes';
 import { accessLog, operatorRoutes } from './observability';
 import { openApiDocument } from './openapi';
 import { operationsRoutes } from './operations.routes';
 import { openAiAudioRoutes } from './openai/audio.routes';
-import { uploadsRoutes } from './uploads.routes';
+import { uploadsRoutes } from '../uploads/routes';
 import { webhooksRoutes } from '../webhooks/routes';
 
 /** Why a body could not be read, as a client error (the parser's own errors would be 500s or misleading). */

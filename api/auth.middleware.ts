@@ -1,7 +1,7 @@
 import type Koa from 'koa';
-import { PLANS } from '../db/account.entity';
-import { authenticate } from '../db/accounts.repository';
-import { recordKeyUsage } from '../db/key-usage.repository';
+import { PLANS } from '../accounts/entity';
+import { authenticate } from '../accounts/repository';
+import { recordKeyUsage } from '../keys/usage.repository';
 import { hitRateLimit, type RateWindow } from '../db/rate-limit.repository';
 import { DomainError } from '../lib/errors';
 import type { ApiState } from './context';

@@ -1,8 +1,8 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import type Koa from 'koa';
-import type { Account } from '../db/account.entity';
-import type { ApiKey } from '../db/api-key.entity';
-import type { AuthResult } from '../db/accounts.repository';
+import type { Account } from '../accounts/entity';
+import type { ApiKey } from '../keys/entity';
+import type { AuthResult } from '../accounts/repository';
 import type { SpeechServices } from '../engines/speech/services';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';

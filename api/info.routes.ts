@@ -6,7 +6,7 @@ import type { ApiDeps, ApiState } from './context';
 import { accountOf } from './context';
 import { ErrorSchema, errorResponses, json, registry } from './openapi';
 import { readVideoInfo } from './services/info.service';
-import { parseInput } from './validation';
+import { parseInput } from '../lib/validation';
 
 const InfoQuerySchema = z.strictObject({ url: SourceUrl });
 

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import type { ApiDeps, ApiState } from './context';
 import { errorResponses, json, registry } from './openapi';
-import { languagesOverview } from './services/capabilities';
+import { languagesOverview } from '../engines/speech/capabilities';
 
 const LanguagesSchema = z
   .object({

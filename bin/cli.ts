@@ -1,12 +1,12 @@
 import { parseArgs } from 'node:util';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { issueLoginLink } from '../api/dashboard/auth.service';
-import { Account, PLAN_NAMES, PLANS, type PlanName } from '../db/account.entity';
-import { createAccount, createApiKey, deleteKey, rotateWebhookSecret, setKeyActive, setPlan } from '../db/accounts.repository';
-import { findOwner, ownerEmailProblem, setOwnerEmail } from '../db/owners.repository';
-import { ApiKey } from '../db/api-key.entity';
-import { adjustCredits, currentBalance } from '../db/credits.repository';
-import { closeKeyUsage } from '../db/key-usage.repository';
+import { Account, PLAN_NAMES, PLANS, type PlanName } from '../accounts/entity';
+import { createAccount, createApiKey, deleteKey, rotateWebhookSecret, setKeyActive, setPlan } from '../accounts/repository';
+import { findOwner, ownerEmailProblem, setOwnerEmail } from '../accounts/owners.repository';
+import { ApiKey } from '../keys/entity';
+import { adjustCredits, currentBalance } from '../credits/repository';
+import { closeKeyUsage } from '../keys/usage.repository';
 import { resealStoredSecrets, secretBoxOf } from '../db/sealed-secrets';
 import { openOrm } from '../db/orm';
 import { loadSecretBox, newSecretKeyText, readKeyFile, writeKeyFile } from '../lib/secret-box';

@@ -6,14 +6,14 @@ import type { Config } from '../lib/config';
 import { loadSecretBox } from '../lib/secret-box';
 import { attachSecretBox, resealStoredSecrets } from './sealed-secrets';
 import { BoundPostgreSqlDriver, BoundSqliteDriver } from './bound-drivers';
-import { AccountEntitySchema } from './account.entity';
-import { ApiKeyEntitySchema, ApiKeyUsageEntitySchema } from './api-key.entity';
-import { CreditEntryEntitySchema } from './credit-entry.entity';
+import { AccountEntitySchema } from '../accounts/entity';
+import { ApiKeyEntitySchema, ApiKeyUsageEntitySchema } from '../keys/entity';
+import { CreditEntryEntitySchema } from '../credits/entity';
 import { JobEntitySchema } from '../jobs/entity';
 import { postgresMigrations, sqliteMigrations } from './migrations';
-import { AccountOwnerEntitySchema, DashboardSessionEntitySchema, LoginLinkEntitySchema, SignInAttemptEntitySchema } from './owner.entity';
+import { AccountOwnerEntitySchema, DashboardSessionEntitySchema, LoginLinkEntitySchema, SignInAttemptEntitySchema } from '../accounts/owner.entity';
 import { IdempotencyRecordEntitySchema, RateLimitCounterEntitySchema, ServerSecretEntitySchema } from './system.entity';
-import { UploadEntitySchema } from './upload.entity';
+import { UploadEntitySchema } from '../uploads/entity';
 import { WebhookDeliveryEntitySchema, WebhookEndpointEntitySchema } from '../webhooks/entity';
 
 export const ENTITIES = [

@@ -1,7 +1,7 @@
 // What a finished job produced, in a form a page can show: each operation's view (operations/<name>/view.ts)
 // picks media by its signed download_url or reads text outputs from the job's output file.
 import type { EntityManager } from '@mikro-orm/core';
-import type { Account } from '../db/account.entity';
+import type { Account } from '../accounts/entity';
 import { findAccountJob } from './repository';
 import type { Job } from './entity';
 import { DomainError } from '../lib/errors';

@@ -6,7 +6,7 @@ import type { JobStatus, JobType, MediaJobInput } from './types';
 import type { StoredFailureKind } from '../lib/job-failure';
 import type { PlanName } from '../lib/plans';
 import { onPostgres, readRows } from '../db/bound-drivers';
-import { lockAccount, refundJob } from '../db/credits.repository';
+import { lockAccount, refundJob } from '../credits/repository';
 import { Job } from './entity';
 
 /** A job id as the API shows it (any other string names no job). */

@@ -5,7 +5,7 @@ import { accountIdOf, accountOf } from '../api/context';
 import { errorResponses, json, registry } from '../api/openapi';
 import { JobListSchema, JobSchema, ListJobsQuerySchema } from '../api/schemas';
 import { cancelJob, getJob, listJobs } from './service';
-import { parseInput } from '../api/validation';
+import { parseInput } from '../lib/validation';
 
 const JobIdParam = z.object({ job_id: z.uuid() });
 

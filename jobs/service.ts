@@ -2,8 +2,8 @@
 // read one, list a page.
 import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
-import type { Account } from '../db/account.entity';
-import { chargeCredits } from '../db/credits.repository';
+import type { Account } from '../accounts/entity';
+import { chargeCredits } from '../credits/repository';
 import { Job } from './entity';
 import { accountJobCounts, findAccountJob, jobInputOf, listAccountJobs, readAccountJob, type JobFilter } from './repository';
 import { checkUrlAddress } from '../engines/egress/address-check';
@@ -15,10 +15,10 @@ import { creditsCharged, jobsCreated } from '../lib/metrics';
 import { OPERATIONS } from '../operations/registry';
 import { sourceOf } from '../lib/uploads';
 import type { ApiDeps } from '../api/context';
-import { afterCursor, page } from '../api/cursor';
-import { parseInput } from '../api/validation';
-import { serverCapabilities } from '../api/services/capabilities';
-import { findAccountUpload } from '../api/services/uploads.service';
+import { afterCursor, page } from '../lib/cursor';
+import { parseInput } from '../lib/validation';
+import { serverCapabilities } from '../engines/speech/capabilities';
+import { findAccountUpload } from '../uploads/service';
 
 /** The body of a 202 from a create call (docs/api.md). */
 export interface JobCreated {

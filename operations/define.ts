@@ -5,18 +5,9 @@ import type { JobOutput } from '../jobs/types';
 import type { PlanName } from '../lib/plans';
 import type { TaskQueue } from '../lib/queues';
 import type { StepDeps } from './step-deps';
+import type { ServerCapabilities } from '../engines/speech/capabilities';
 
-/** What the server has installed, for checks a static schema cannot make (models, translation pairs). */
-export interface ServerCapabilities {
-  speech: {
-    /** Why `code` is not a language speech recognition knows (a phrase after the field name), or null. */
-    spokenLanguageProblem(code: string): string | null;
-    /** Why no installed model serves this size (and spoken language, when known), as a sentence, or null. */
-    modelProblem(size: 'tiny' | 'base' | 'small' | 'medium', language: string | null): string | null;
-    /** Why speech cannot be translated from `source` (null: detected) into `target`, as a sentence, or null. */
-    translationProblem(source: string | null, target: string): string | null;
-  };
-}
+export type { ServerCapabilities };
 
 /** How a job's output file is best shown: inline text, an image, media to play, or JSON. */
 export type OutputKind = 'media' | 'text' | 'json';

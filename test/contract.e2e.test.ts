@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { PLANS } from '../db/account.entity';
+import { PLANS } from '../accounts/entity';
 import { projectRoot } from '../lib/config';
 import { OPERATIONS } from '../operations/registry';
 import { FIXTURE, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';

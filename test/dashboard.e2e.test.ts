@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { AccountOwner, DashboardSession } from '../db/owner.entity';
+import { AccountOwner, DashboardSession } from '../accounts/owner.entity';
 import { openOrm } from '../db/orm';
 import { loadConfig, projectRoot } from '../lib/config';
 import { startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';

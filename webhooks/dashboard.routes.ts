@@ -1,10 +1,10 @@
 import Router from '@koa/router';
-import { rotateWebhookSecret } from '../db/accounts.repository';
+import { rotateWebhookSecret } from '../accounts/repository';
 import { MAX_ENDPOINTS_PER_ACCOUNT } from './events';
 import type { ApiDeps } from '../api/context';
 import { PageQuerySchema } from '../api/schemas';
 import { createEndpoint, deleteEndpoint, deliveryPage, listEndpoints, loadEndpoint, sendTestDelivery, updateEndpoint } from './service';
-import { parseInput } from '../api/validation';
+import { parseInput } from '../lib/validation';
 import { CreateWebhookSchema, UpdateWebhookSchema } from './routes';
 import { formList, formString, invalidDetail, redirectWithFlash, renderPage } from '../api/dashboard/render';
 import { signedInAccount, type DashboardContext, type DashboardState } from '../api/dashboard/session';

@@ -1,7 +1,7 @@
 // Webhook endpoints and the delivery log.
 import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
-import { Account } from '../db/account.entity';
+import { Account } from '../accounts/entity';
 import type { DeliveryTarget } from './events';
 import { WebhookDelivery, WebhookEndpoint } from './entity';
 

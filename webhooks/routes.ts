@@ -17,7 +17,8 @@ import {
   sendTestDelivery,
   updateEndpoint,
 } from './service';
-import { jsonBody, parseInput } from '../api/validation';
+import { jsonBody } from '../api/validation';
+import { parseInput } from '../lib/validation';
 
 const Events = z
   .array(z.enum(WEBHOOK_EVENTS, { error: `must be ${WEBHOOK_EVENTS.join(' or ')}` }))

@@ -1,8 +1,8 @@
 // Webhook endpoints of an account, their delivery log and the test call.
 import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
-import type { Account } from '../db/account.entity';
-import { newWebhookSecret } from '../db/accounts.repository';
+import type { Account } from '../accounts/entity';
+import { newWebhookSecret } from '../accounts/repository';
 import { WebhookDelivery, WebhookEndpoint } from './entity';
 import { findAccountEndpoint, recordAttempt } from './repository';
 import { attemptDelivery } from './attempt';
@@ -10,7 +10,7 @@ import { addressProblem, urlHost } from '../lib/address-policy';
 import { DomainError } from '../lib/errors';
 import { MAX_ENDPOINTS_PER_ACCOUNT, type WebhookEvent } from './events';
 import type { ApiDeps } from '../api/context';
-import { afterCursor, page } from '../api/cursor';
+import { afterCursor, page } from '../lib/cursor';
 
 export function presentEndpoint(e: WebhookEndpoint, withSecret = false) {
   return { id: e.id, url: e.url, ...(withSecret ? { secret: e.secret } : {}), events: e.events, is_active: e.isActive, created_at: e.createdAt.toISOString() };

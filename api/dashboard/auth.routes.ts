@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { findOwner } from '../../db/owners.repository';
+import { findOwner } from '../../accounts/owners.repository';
 import type { Config } from '../../lib/config';
 import { DomainError, type ErrorKind } from '../../lib/errors';
 import { redeemLoginLink, signInWithPassword } from './auth.service';

@@ -10,7 +10,7 @@ import {
   normalizeEmail,
   recordFailedSignIn,
   setPasswordHash,
-} from '../../db/owners.repository';
+} from '../../accounts/owners.repository';
 import type { Config } from '../../lib/config';
 import { DomainError } from '../../lib/errors';
 import { decoyHash, hashPassword, passwordProblem, verifyPassword } from './passwords';

@@ -3,9 +3,9 @@
 // token checked on every POST.
 import crypto from 'node:crypto';
 import type Koa from 'koa';
-import { Account } from '../../db/account.entity';
-import type { DashboardSession } from '../../db/owner.entity';
-import { createSession, deleteSession, findSession, setFlash } from '../../db/owners.repository';
+import { Account } from '../../accounts/entity';
+import type { DashboardSession } from '../../accounts/owner.entity';
+import { createSession, deleteSession, findSession, setFlash } from '../../accounts/owners.repository';
 import type { Config } from '../../lib/config';
 import { DomainError } from '../../lib/errors';
 import type { ApiState } from '../context';

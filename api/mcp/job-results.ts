@@ -2,7 +2,7 @@
 // where it helps an agent, the output itself (text inline, small images as images).
 import type { EntityManager } from '@mikro-orm/core';
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
-import type { Account } from '../../db/account.entity';
+import type { Account } from '../../accounts/entity';
 import { findAccountJob } from '../../jobs/repository';
 import { DomainError } from '../../lib/errors';
 import { OPERATIONS } from '../../operations/registry';

@@ -2,14 +2,14 @@
 // a thin call into api/services, so validation, credits and errors are exactly REST's.
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { OPERATIONS, type AnyOperation } from '../../operations/registry';
+import { JOB_TYPES, OPERATIONS, type AnyOperation } from '../../operations/registry';
 import { SourceUrl } from '../../operations/fields';
 import { VideoInfoSchema } from '../../lib/video-info';
 import { AccountSchema, JobListSchema, JobSchema, ListJobsQuerySchema } from '../schemas';
-import { accountSummary } from '../services/account.service';
+import { accountSummary } from '../../accounts/service';
 import { INFO_COST, readVideoInfo } from '../services/info.service';
 import { cancelJob, createJob, getJob, listJobs } from '../../jobs/service';
-import { parseInput } from '../validation';
+import { parseInput } from '../../lib/validation';
 import { jobToolResult, waitForJob, type McpCaller } from './job-results';
 import { toolInputSchema, toolOutputSchema, WaitSecondsSchema, type JsonSchema } from './tool-schemas';
 
@@ -128,7 +128,7 @@ const otherTools: ToolDefinition[] = [
       output: AccountSchema,
     },
     NoArgs,
-    async (caller) => structured(await accountSummary(caller.em, caller.account)),
+    async (caller) => structured(await accountSummary(caller.em, caller.account, JOB_TYPES)),
   ),
 ];
 

@@ -18,8 +18,8 @@ import { accountOf } from '../context';
 import { openAiError } from '../error.middleware';
 import { json, registry } from '../openapi';
 import { createJob } from '../../jobs/service';
-import { receiveUpload } from '../services/uploads.service';
-import { parseInput } from '../validation';
+import { receiveUpload } from '../../uploads/service';
+import { parseInput } from '../../lib/validation';
 
 const RESPONSE_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt'] as const;
 /** The header (and body field of a 202) naming the job behind a call. */

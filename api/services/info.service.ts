@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { PLANS, type Account } from '../../db/account.entity';
-import { chargeCredits, currentBalance } from '../../db/credits.repository';
+import { PLANS, type Account } from '../../accounts/entity';
+import { chargeCredits, currentBalance } from '../../credits/repository';
 import { DomainError } from '../../lib/errors';
 import type { VideoInfo } from '../../lib/video-info';
 import type { ApiDeps } from '../context';

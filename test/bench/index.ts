@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection, Client } from '@temporalio/client';
-import { createApiKey } from '../../db/accounts.repository';
+import { createApiKey } from '../../accounts/repository';
 import { openOrm } from '../../db/orm';
 import { loadConfig } from '../../lib/config';
 import { waitFor } from '../helpers/processes';

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { PLANS } from '../../db/account.entity';
+import { PLANS } from '../../accounts/entity';
 import { fixtureCacheDir, startFixturePlatform } from './fixture-platform';
 import { ledgerByJob, querySqlite } from './ledger';
 import { PT_VIDEOS, startPeerTubeFixture } from './peertube-fixture';

@@ -1,5 +1,5 @@
 // The page frame (header, navigation, flash message, footer) and the small building blocks every view uses.
-import type { Account } from '../../../db/account.entity';
+import type { Account } from '../../../accounts/entity';
 import { html, type Html, type Renderable } from '../html';
 import type { Flash } from '../session';
 

@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { createAccount } from '../../../db/accounts.repository';
+import { createAccount } from '../../../accounts/repository';
 import { coresFigures, coresLine, coresWhile, fmt, groupTools, load, startPeer, type BenchContext, type BenchRow, type CoresUsed } from '../harness';
 
 const CONNECTIONS = 16;

@@ -1,10 +1,10 @@
 // API keys of the signed-in account, with their daily request counts.
 import type { EntityManager } from '@mikro-orm/core';
-import type { Account } from '../../db/account.entity';
-import { createApiKey, deleteKey, findAccountKey, keyUsageByDay, listAccountKeys, renameKey, setKeyActive } from '../../db/accounts.repository';
-import type { ApiKey } from '../../db/api-key.entity';
-import { DomainError } from '../../lib/errors';
-import { lastDays } from './days';
+import type { Account } from '../accounts/entity';
+import { createApiKey, deleteKey, findAccountKey, keyUsageByDay, listAccountKeys, renameKey, setKeyActive } from '../accounts/repository';
+import type { ApiKey } from './entity';
+import { DomainError } from '../lib/errors';
+import { lastDays } from '../lib/days';
 
 export const USAGE_DAYS = 30;
 const NAME_MAX = 100;

@@ -1,12 +1,12 @@
 // POST /v1/uploads (a file as a job's source) and GET /v1/uploads/{upload_id}.
 import Router from '@koa/router';
 import { z } from 'zod';
-import { requireAuth } from './auth.middleware';
-import type { ApiDeps, ApiState } from './context';
-import { accountOf } from './context';
-import { errorResponses, json, registry } from './openapi';
-import { Timestamp } from './schemas';
-import { createUpload, findAccountUpload, presentUpload } from './services/uploads.service';
+import { requireAuth } from '../api/auth.middleware';
+import type { ApiDeps, ApiState } from '../api/context';
+import { accountOf } from '../api/context';
+import { errorResponses, json, registry } from '../api/openapi';
+import { Timestamp } from '../api/schemas';
+import { createUpload, findAccountUpload, presentUpload } from './service';
 
 export const UploadSchema = z
   .object({

@@ -1,7 +1,7 @@
 // Opaque keyset cursors over (created_at, id), newest first. Signed, so a cursor the server did not
 // issue (or one edited by hand) is a 422 before anything reaches the database.
 import crypto from 'node:crypto';
-import { DomainError } from '../lib/errors';
+import { DomainError } from './errors';
 
 interface Cursor {
   t: number;

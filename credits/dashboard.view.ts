@@ -1,9 +1,9 @@
-import type { CreditEntry } from '../../../db/credit-entry.entity';
-import type { accountSummary } from '../../services/account.service';
-import type { JobResource } from '../../../jobs/service';
-import { html, queryString, type Html } from '../html';
-import { stackedBars, type Series } from './charts';
-import { dataTable, dateTime, pager, statusBadge, type PageContext } from './layout';
+import type { CreditEntry } from './entity';
+import type { accountSummary } from '../accounts/service';
+import type { JobResource } from '../jobs/service';
+import { html, queryString, type Html } from '../api/dashboard/html';
+import { stackedBars, type Series } from '../api/dashboard/views/charts';
+import { dataTable, dateTime, pager, statusBadge, type PageContext } from '../api/dashboard/views/layout';
 
 export type AccountSummary = Awaited<ReturnType<typeof accountSummary>>;
 

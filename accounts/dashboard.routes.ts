@@ -1,11 +1,11 @@
 import Router from '@koa/router';
-import { findOwner } from '../../db/owners.repository';
-import type { Config } from '../../lib/config';
-import { DomainError } from '../../lib/errors';
-import { changePassword } from './auth.service';
-import { formString, invalidDetail, redirectWithFlash, renderPage } from './render';
-import { signedInAccount, type DashboardContext, type DashboardState } from './session';
-import { accountView } from './views/account.view';
+import { findOwner } from './owners.repository';
+import type { Config } from '../lib/config';
+import { DomainError } from '../lib/errors';
+import { changePassword } from '../api/dashboard/auth.service';
+import { formString, invalidDetail, redirectWithFlash, renderPage } from '../api/dashboard/render';
+import { signedInAccount, type DashboardContext, type DashboardState } from '../api/dashboard/session';
+import { accountView } from './dashboard.view';
 
 async function showAccount(ctx: DashboardContext, error?: DomainError, status = 200): Promise<void> {
   const account = signedInAccount(ctx);

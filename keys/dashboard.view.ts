@@ -1,8 +1,8 @@
-import type { ApiKey } from '../../../db/api-key.entity';
-import { html, type Html } from '../html';
-import type { KeyWithUsage } from '../keys.service';
-import { sparkline } from './charts';
-import { confirmView, csrfField, dataTable, dateTime, describedAttrs, errorSummary, field, postButton, secretOnce, type PageContext } from './layout';
+import type { ApiKey } from './entity';
+import { html, type Html } from '../api/dashboard/html';
+import type { KeyWithUsage } from './service';
+import { sparkline } from '../api/dashboard/views/charts';
+import { confirmView, csrfField, dataTable, dateTime, describedAttrs, errorSummary, field, postButton, secretOnce, type PageContext } from '../api/dashboard/views/layout';
 
 export interface KeysViewData {
   days: string[];

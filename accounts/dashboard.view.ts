@@ -1,8 +1,8 @@
-import type { Account } from '../../../db/account.entity';
-import type { AccountOwner } from '../../../db/owner.entity';
-import { html, type Html } from '../html';
-import { PASSWORD_MIN_LENGTH } from '../passwords';
-import { csrfField, dateTime, describedAttrs, errorSummary, field, type PageContext } from './layout';
+import type { Account } from './entity';
+import type { AccountOwner } from './owner.entity';
+import { html, type Html } from '../api/dashboard/html';
+import { PASSWORD_MIN_LENGTH } from '../api/dashboard/passwords';
+import { csrfField, dateTime, describedAttrs, errorSummary, field, type PageContext } from '../api/dashboard/views/layout';
 
 export function accountView(page: PageContext, data: { account: Account; owner: AccountOwner | null; error?: string | null; errors?: Map<string, string> }): Html {
   const hasPassword = Boolean(data.owner?.passwordHash);

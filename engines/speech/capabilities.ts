@@ -1,12 +1,23 @@
 // What this server has installed, as the operation registry's checks and GET /v1/languages see it.
-import { WHISPER_LANGUAGES } from '../../engines/speech/languages';
-import { ModelSelectionError } from '../../engines/speech/model-registry';
-import type { SpeechServices } from '../../engines/speech/services';
-import { planSpeechTranslation, targetReachable, targetsFromAnySpeech } from '../../engines/translate/speech-plan';
-import { planRoute, reachablePairs } from '../../engines/translate/translation-engine';
-import type { ServerCapabilities } from '../../operations/define';
+import { WHISPER_LANGUAGES } from './languages';
+import { ModelSelectionError } from './model-registry';
+import type { SpeechServices } from './services';
+import { planSpeechTranslation, targetReachable, targetsFromAnySpeech } from '../translate/speech-plan';
+import { planRoute, reachablePairs } from '../translate/translation-engine';
 
 const WHISPER = new Set(WHISPER_LANGUAGES);
+
+/** What the server has installed, for checks a static schema cannot make (models, translation pairs). */
+export interface ServerCapabilities {
+  speech: {
+    /** Why `code` is not a language speech recognition knows (a phrase after the field name), or null. */
+    spokenLanguageProblem(code: string): string | null;
+    /** Why no installed model serves this size (and spoken language, when known), as a sentence, or null. */
+    modelProblem(size: 'tiny' | 'base' | 'small' | 'medium', language: string | null): string | null;
+    /** Why speech cannot be translated from `source` (null: detected) into `target`, as a sentence, or null. */
+    translationProblem(source: string | null, target: string): string | null;
+  };
+}
 
 export function serverCapabilities(speech: SpeechServices): ServerCapabilities {
   const { registry: models, translator } = speech;

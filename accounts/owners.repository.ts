@@ -2,8 +2,8 @@
 import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { Account } from './account.entity';
-import { hashKey } from './accounts.repository';
+import { Account } from './entity';
+import { hashKey } from './repository';
 import { AccountOwner, DashboardSession, LoginLink, SignInAttempt } from './owner.entity';
 
 /** A random secret for a cookie or a link: 32 bytes, base64url. */

@@ -9,14 +9,14 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { EntityManager } from '@mikro-orm/core';
 import busboy from 'busboy';
-import type { Account } from '../../db/account.entity';
-import { Upload } from '../../db/upload.entity';
-import { createFfmpegEngine } from '../../engines/ffmpeg/ffmpeg.engine';
-import { describeNonMedia, mediaContentType, STILL_IMAGE_FORMATS } from '../../engines/media-sniff';
-import { DomainError } from '../../lib/errors';
-import { formatBytes, sourceLimits } from '../../lib/plans';
-import { isUploadId } from '../../lib/uploads';
-import type { ApiDeps } from '../context';
+import type { Account } from '../accounts/entity';
+import { Upload } from './entity';
+import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
+import { describeNonMedia, mediaContentType, STILL_IMAGE_FORMATS } from '../engines/media-sniff';
+import { DomainError } from '../lib/errors';
+import { formatBytes, sourceLimits } from '../lib/plans';
+import { isUploadId } from '../lib/uploads';
+import type { ApiDeps } from '../api/context';
 
 /** The Upload resource. */
 export interface UploadResource {

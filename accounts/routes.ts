@@ -1,10 +1,11 @@
+import { JOB_TYPES } from '../operations/registry';
 import Router from '@koa/router';
 import { z } from 'zod';
-import type { ApiState } from './context';
-import { accountOf } from './context';
-import { errorResponses, json, registry } from './openapi';
-import { AccountSchema } from './schemas';
-import { accountSummary } from './services/account.service';
+import type { ApiState } from '../api/context';
+import { accountOf } from '../api/context';
+import { errorResponses, json, registry } from '../api/openapi';
+import { AccountSchema } from '../api/schemas';
+import { accountSummary } from './service';
 
 registry.registerPath({
   method: 'get',
@@ -17,7 +18,7 @@ registry.registerPath({
 export function accountRoutes(): Router<ApiState> {
   const router = new Router<ApiState>();
   router.get('/v1/account', async (ctx) => {
-    ctx.body = (await accountSummary(ctx.state.em, accountOf(ctx))) satisfies z.infer<typeof AccountSchema>;
+    ctx.body = (await accountSummary(ctx.state.em, accountOf(ctx), JOB_TYPES)) satisfies z.infer<typeof AccountSchema>;
   });
   return router;
 }

@@ -1,6 +1,6 @@
 import { EntitySchema } from '@mikro-orm/core';
 import type { PlanName } from '../lib/plans';
-import { purposeOf, SealedSecretType } from './sealed-secrets';
+import { purposeOf, SealedSecretType } from '../db/sealed-secrets';
 
 // the plan table lives with the other plan rules; re-exported for the callers that read it from here
 export { PLANS, PLAN_NAMES, type PlanName } from '../lib/plans';
@@ -12,7 +12,7 @@ export class Account {
   /** Signs deliveries to per-job webhook_url targets; sealed in the database. */
   webhookSecret!: string;
   createdAt: Date = new Date();
-  // The `balance` column is not mapped: only db/credits.repository.ts moves it, with each ledger line.
+  // The `balance` column is not mapped: only credits/repository.ts moves it, with each ledger line.
 }
 
 export const AccountEntitySchema = new EntitySchema<Account>({

@@ -1,8 +1,8 @@
 import Router from '@koa/router';
-import { createKey, deleteAccountKey, keysWithUsage, loadKey, renameAccountKey, setAccountKeyActive } from './keys.service';
-import { formString, invalidDetail, redirectWithFlash, renderPage } from './render';
-import { signedInAccount, type DashboardContext, type DashboardState } from './session';
-import { deleteKeyView, keysView, type KeysViewData } from './views/keys.view';
+import { createKey, deleteAccountKey, keysWithUsage, loadKey, renameAccountKey, setAccountKeyActive } from './service';
+import { formString, invalidDetail, redirectWithFlash, renderPage } from '../api/dashboard/render';
+import { signedInAccount, type DashboardContext, type DashboardState } from '../api/dashboard/session';
+import { deleteKeyView, keysView, type KeysViewData } from './dashboard.view';
 
 async function showKeys(ctx: DashboardContext, extra: Partial<KeysViewData> = {}, status = 200): Promise<void> {
   const data = await keysWithUsage(ctx.state.em, signedInAccount(ctx));

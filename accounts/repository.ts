@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
-import { Account, type PlanName } from './account.entity';
-import { ApiKey, ApiKeyUsage } from './api-key.entity';
-import { currentBalance } from './credits.repository';
-import { flushKeyUsage, forgetKeyUsage } from './key-usage.repository';
+import { Account, type PlanName } from './entity';
+import { ApiKey, ApiKeyUsage } from '../keys/entity';
+import { currentBalance } from '../credits/repository';
+import { flushKeyUsage, forgetKeyUsage } from '../keys/usage.repository';
 
 export const KEY_PREFIX = 'vc_';
 

@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { Account, PLANS } from './account.entity';
-import { CreditEntry } from './credit-entry.entity';
+import { Account, PLANS } from '../accounts/entity';
+import { CreditEntry } from './entity';
 import { Job } from '../jobs/entity';
 import { DomainError } from '../lib/errors';
-import { onPostgres } from './bound-drivers';
+import { onPostgres } from '../db/bound-drivers';
 
 // The ledger (credit_entries) is the audit trail; accounts.balance is its running sum, changed only
 // here and always in the same transaction as the entry it reflects, so balance = sum(ledger) holds at
