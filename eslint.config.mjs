@@ -26,7 +26,7 @@ export default tseslint.config(
         {
           paths: nodeBuiltins.map((name) => ({ name, message: 'Workflows are deterministic: no Node built-ins.' })),
           patterns: [
-            { group: ['**/activities/*', '**/activities', '**/*.activities', '**/workers/*', '**/api/*', '**/api/**'], allowTypeImports: true, message: 'Workflows may import activities, workers and the API as types only.' },
+            { group: ['**/activities/**', '**/activities', '**/*.activities', '**/workers/*', '**/api/*', '**/api/**'], allowTypeImports: true, message: 'Workflows may import activities, workers and the API as types only.' },
             { group: ['**/repository', '**/entity', '**/service', '**/routes', '**/*.routes'], allowTypeImports: true, message: 'Workflows do no I/O: use an activity.' },
             { group: ['**/db/*', '**/engines/*', '**/engines/**', '**/bin/*'], message: 'Workflows do no I/O: use an activity.' },
           ],

@@ -108,8 +108,8 @@ export function outputView(output: JobOutputView, job: JobResource): Html {
         output.topLevelTotal > MAX_INLINE_COMMENTS ? html`; the first ${MAX_INLINE_COMMENTS} are shown, the file has them all` : ''
       }.</p>
 <ol class="comments" data-testid="comments">${output.comments.map(commentItem)}</ol>`;
-    case 'hashes':
-      return html`<dl class="hashes">${output.hashes.map(([k, v]) => html`<div><dt>${k}</dt><dd><code>${v}</code></dd></div>`)}</dl>`;
+    case 'figures':
+      return html`<dl class="${output.code ? 'figures hashes' : 'figures'}">${output.figures.map(([k, v]) => html`<div><dt>${k}</dt><dd>${output.code ? html`<code>${v}</code>` : v}</dd></div>`)}</dl>`;
   }
 }
 

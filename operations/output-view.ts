@@ -21,7 +21,8 @@ export type JobOutputView =
   | { kind: 'transcript'; language: string | null; segments: Segment[] }
   | { kind: 'translation'; sourceLanguage: string | null; targetLanguage: string | null; segments: Segment[] }
   | { kind: 'comments'; title: string; comments: Comment[]; topLevelTotal: number }
-  | { kind: 'hashes'; hashes: [string, string][] };
+  /** Named values: hex hashes (code), or a data file's key figures. */
+  | { kind: 'figures'; figures: [string, string][]; code: boolean };
 
 /** A completed job, as an operation's view sees it. */
 export interface OutputContext {

@@ -11,7 +11,7 @@ import { InfoError } from '../api/services/orchestrator';
 import type { DownloadParams } from '../operations/download/spec';
 import { JOB_TYPES } from '../operations/registry';
 import type { VideoInfo } from '../lib/video-info';
-import { createMaintenanceActivities } from '../activities/maintenance.activities';
+import { createMaintenanceActivities } from '../jobs/maintenance.activities';
 import { freshRateWindow, startApiHarness, type ApiHarness } from './helpers/api-harness';
 
 const SOURCE = 'http://127.0.0.1:9/video.mp4';

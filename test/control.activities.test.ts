@@ -201,7 +201,7 @@ describe('janitor', () => {
       em.create(Job, { id, accountId: a.accountId, jobType: 'download', status: 'completed', sourceUrl: 'http://x/', parameters: {}, creditsCharged: 1, resultData: {}, outputFile: rel, expiresAt, completedAt: new Date(), createdAt: new Date() });
     }
     await em.flush();
-    const { sweep } = await import('../activities/maintenance.activities');
+    const { sweep } = await import('../jobs/maintenance.activities');
     assert.deepEqual(await sweep(h.orm, h.storage), { filesRemoved: 1, uploadsRemoved: 0 });
     assert.equal(fs.existsSync(h.storage.outputPath(h.storage.outputRelative(ids.old, 'output.mp4'))), false);
     assert.equal(fs.existsSync(h.storage.outputPath(h.storage.outputRelative(ids.live, 'output.mp4'))), true);
@@ -227,7 +227,7 @@ describe('janitor', () => {
     fs.writeFileSync(abandoned, 'half');
     fs.writeFileSync(fresh, 'half');
     fs.utimesSync(abandoned, new Date(Date.now() - 25 * 3600_000), new Date(Date.now() - 25 * 3600_000));
-    const { sweep } = await import('../activities/maintenance.activities');
+    const { sweep } = await import('../jobs/maintenance.activities');
     assert.deepEqual(await sweep(h.orm, h.storage), { filesRemoved: 0, uploadsRemoved: 1 });
     assert.deepEqual(fs.readdirSync(h.config.uploadsDir).sort(), [`${ids.live}`, `${ids.live}.json`, path.basename(fresh)].sort());
     assert.equal(await h.orm.em.fork().findOne(Upload, ids.old), null);

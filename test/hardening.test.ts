@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { createFingerprintActivities } from '../operations/fingerprint/activities';
-import { createSourceActivities, type ResolvedSource, type SourceDeps } from '../activities/source.activities';
+import { createSourceActivities, type ResolvedSource, type SourceDeps } from '../activities/source/activities';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { LocalStorage, Storage } from '../engines/storage';
 import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';

@@ -7,7 +7,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import type { JobLifecycleActivities } from '../jobs/lifecycle.activities';
 import type { WebhookActivities } from '../webhooks/activities';
-import type { SourceActivities } from '../activities/source.activities';
+import type { SourceActivities } from '../activities/source/activities';
 import type { DownloadActivities } from '../operations/download/activities';
 import { USER_FAILURE_TYPES } from '../lib/job-failure';
 import { type JobEnd, type MediaJobInput } from '../jobs/types';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { createDownloadActivities, type ProcessDownloadInput } from '../operations/download/activities';
-import { createSourceActivities, type SourceDeps } from '../activities/source.activities';
+import { createSourceActivities, type SourceDeps } from '../activities/source/activities';
 import { createFingerprintActivities } from '../operations/fingerprint/activities';
 import { createPreviewActivities } from '../operations/preview/activities';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { createFingerprintActivities } from '../operations/fingerprint/activities';
 import { createPreviewActivities } from '../operations/preview/activities';
-import { createSourceActivities, type ResolvedSource, type ResolveSourceInput, type SourceDeps } from '../activities/source.activities';
+import { createSourceActivities, type ResolvedSource, type ResolveSourceInput, type SourceDeps } from '../activities/source/activities';
 import { startEgressProxy, type EgressProxy } from '../engines/egress/egress-proxy';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { LocalStorage, Storage } from '../engines/storage';

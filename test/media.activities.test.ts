@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { createSourceActivities, type SourceDeps } from '../activities/source.activities';
+import { createSourceActivities, type SourceDeps } from '../activities/source/activities';
 import { createDownloadActivities } from '../operations/download/activities';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import type { EgressProxy } from '../engines/egress/egress-proxy';

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { createDownloadActivities } from '../operations/download/activities';
-import { createSourceActivities } from '../activities/source.activities';
+import { createSourceActivities } from '../activities/source/activities';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { S3Storage } from '../engines/s3-storage';

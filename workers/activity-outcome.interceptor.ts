@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory, CancelledFailure } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
-import { keepAlive } from '../activities/heartbeat';
+import { keepAlive } from '../activities/step/heartbeat';
 import { withToolNiceness } from '../engines/child-process';
 import { userFailureKind } from '../lib/job-failure';
 import { PRIORITY } from '../lib/plans';

@@ -4,8 +4,8 @@
 import os from 'node:os';
 import type { MikroORM } from '@mikro-orm/core';
 import { createJobLifecycleActivities } from '../jobs/lifecycle.activities';
-import { createMaintenanceActivities } from '../activities/maintenance.activities';
-import { createSourceActivities } from '../activities/source.activities';
+import { createMaintenanceActivities } from '../jobs/maintenance.activities';
+import { createSourceActivities } from '../activities/source/activities';
 import { createRecognitionActivities } from '../activities/speech/recognition';
 import { createWebhookActivities } from '../webhooks/activities';
 import type { EgressProxy } from '../engines/egress/egress-proxy';

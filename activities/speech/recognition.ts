@@ -16,8 +16,8 @@ import type { Config } from '../../lib/config';
 import { JobFailure } from '../../lib/job-failure';
 import type { SpeechOutputFormat, TranscribeParams } from '../../operations/transcribe/spec';
 import type { TranslateParams } from '../../operations/translate/spec';
-import { alive, keepAlive, progressReporter, segmentReporter } from '../heartbeat';
-import { probeDownloaded } from '../media-probe';
+import { alive, keepAlive, progressReporter, segmentReporter } from '../step/heartbeat';
+import { probeDownloaded } from '../step/media-probe';
 
 /** The speech engines a media-speech worker holds: faster-whisper, its models, the text translator. */
 export interface SpeechEngines {

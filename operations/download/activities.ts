@@ -23,9 +23,9 @@ import { LOUDNESS_TARGET, processingSteps } from '../../lib/download-plan';
 import { JobFailure } from '../../lib/job-failure';
 import type { JobOutput } from '../../jobs/types';
 import type { DownloadFormat, Quality } from './spec';
-import { assertClipWithin } from '../../activities/failures';
-import { keepAlive, progressReporter } from '../../activities/heartbeat';
-import { codecsOf, durationOf, probeDownloaded, roundMs, toolFailure } from '../../activities/media-probe';
+import { assertClipWithin } from '../../activities/step/failures';
+import { keepAlive, progressReporter } from '../../activities/step/heartbeat';
+import { codecsOf, durationOf, probeDownloaded, roundMs, toolFailure } from '../../activities/step/media-probe';
 import type { StepDeps } from '../step-deps';
 
 export interface DownloadDeps {

@@ -6,7 +6,7 @@ import type { Storage } from '../../engines/storage';
 import type { JobOutput } from '../../jobs/types';
 import type { HashSize } from './spec';
 import { formatTimestamp } from '../../lib/time';
-import { pastEnd, videoOf, withSource, type SourceReadDeps, type SourceRef } from '../../activities/video-source';
+import { pastEnd, videoOf, withSource, type SourceReadDeps, type SourceRef } from '../../activities/source/video-source';
 import type { StepDeps } from '../step-deps';
 
 export interface FingerprintDeps extends SourceReadDeps {

@@ -8,8 +8,8 @@ import type { Storage } from '../../engines/storage';
 import type { JobOutput } from '../../jobs/types';
 import type { PreviewParams } from './spec';
 import { parseTimeString } from '../../lib/time';
-import { durationOf, roundMs } from '../../activities/media-probe';
-import { pastEnd, videoOf, withSource, type OpenedSource, type SourceReadDeps, type SourceRef } from '../../activities/video-source';
+import { durationOf, roundMs } from '../../activities/step/media-probe';
+import { pastEnd, videoOf, withSource, type OpenedSource, type SourceReadDeps, type SourceRef } from '../../activities/source/video-source';
 import type { StepDeps } from '../step-deps';
 
 export interface PreviewDeps extends SourceReadDeps {

@@ -2,7 +2,7 @@
 // pass and/or Apertium), aligned one to one, and the file, from the shared recognition
 // (activities/speech/recognition.ts).
 import { Context } from '@temporalio/activity';
-import { alive, progressReporter } from '../../activities/heartbeat';
+import { alive, progressReporter } from '../../activities/step/heartbeat';
 import { createRecognitionActivities, joinText, noTranslationPath, readRecognition, speechResultFields, writeSpeechFiles, type Recognition, type SpeechInput } from '../../activities/speech/recognition';
 import type { WhisperSegment } from '../../engines/speech/whisper.engine';
 import { planSpeechTranslation, targetsFromAnySpeech } from '../../engines/translate/speech-plan';

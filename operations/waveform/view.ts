@@ -4,5 +4,5 @@ import { EXPIRED, num, str, type JobOutputView, type OutputContext } from '../ou
 export function showWaveform({ result, downloadUrl }: OutputContext): JobOutputView {
   if (result.format === 'png') return downloadUrl ? { kind: 'image', url: downloadUrl, width: num(result.width), height: num(result.height), animated: false } : EXPIRED;
   const figure = (k: string): [string, string] => [k, String(num(result[k]) ?? str(result[k]) ?? '')];
-  return { kind: 'hashes', hashes: [figure('points'), figure('duration'), figure('sample_rate'), figure('samples_per_pixel')] };
+  return { kind: 'figures', figures: [figure('points'), figure('duration'), figure('sample_rate'), figure('samples_per_pixel')], code: false };
 }

@@ -1,5 +1,5 @@
-import { clipProblem } from '../lib/download-plan';
-import { JobFailure, type ToolName } from '../lib/job-failure';
+import { clipProblem } from '../../lib/download-plan';
+import { JobFailure, type ToolName } from '../../lib/job-failure';
 
 /** How an engine classifies a failure: the first three are the user's (no retry, refund), `failed` may be transient. */
 export type FailureKind = 'unsupported' | 'unavailable' | 'rejected' | 'failed';

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
-import { tooLargeMessage, tooLongMessage, type SourceLimits } from '../lib/plans';
+import type { FfmpegEngine } from '../../engines/ffmpeg/ffmpeg.engine';
+import { tooLargeMessage, tooLongMessage, type SourceLimits } from '../../lib/plans';
 
 /** A download that has gone past a limit: why, in the job's words. */
 export interface LimitExceeded {

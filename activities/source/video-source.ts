@@ -1,19 +1,19 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { DirectMediaError, downloadDirectMedia } from '../engines/direct-media';
-import { EgressRefusedError } from '../engines/egress/address-check';
-import type { EgressProxy } from '../engines/egress/egress-proxy';
-import type { FfmpegEngine, ProbeResult, ProbeStream } from '../engines/ffmpeg/ffmpeg.engine';
-import { httpHeaderOptions } from '../engines/ffmpeg/input-policy';
-import type { Storage } from '../engines/storage';
-import type { Config } from '../lib/config';
-import { JobFailure } from '../lib/job-failure';
-import { log } from '../lib/logger';
-import { formatBytes } from '../lib/plans';
-import { refusalFailure, throughEgress } from './egress-run';
-import { alive, progressReporter } from './heartbeat';
-import { durationOf, probeDownloaded, roundMs, toolFailure, videoStreamOf } from './media-probe';
+import { DirectMediaError, downloadDirectMedia } from '../../engines/direct-media';
+import { EgressRefusedError } from '../../engines/egress/address-check';
+import type { EgressProxy } from '../../engines/egress/egress-proxy';
+import type { FfmpegEngine, ProbeResult, ProbeStream } from '../../engines/ffmpeg/ffmpeg.engine';
+import { httpHeaderOptions } from '../../engines/ffmpeg/input-policy';
+import type { Storage } from '../../engines/storage';
+import type { Config } from '../../lib/config';
+import { JobFailure } from '../../lib/job-failure';
+import { log } from '../../lib/logger';
+import { formatBytes } from '../../lib/plans';
+import { refusalFailure, throughEgress } from '../step/egress-run';
+import { alive, progressReporter } from '../step/heartbeat';
+import { durationOf, probeDownloaded, roundMs, toolFailure, videoStreamOf } from '../step/media-probe';
 
 /**
  * A source read in place over http(s) instead of downloaded: jobs that need one frame or a short

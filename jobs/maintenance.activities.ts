@@ -2,10 +2,10 @@ import type { MikroORM } from '@mikro-orm/core';
 import { Account } from '../accounts/entity';
 import { Upload } from '../uploads/entity';
 import { grantMonthlyAllowances } from '../credits/repository';
-import { jobInputOf, pendingJobsSince, removeExpiredOutputs } from '../jobs/repository';
+import { jobInputOf, pendingJobsSince, removeExpiredOutputs } from './repository';
 import { pruneRateLimits } from '../db/rate-limit.repository';
 import type { Storage } from '../engines/storage';
-import type { MediaJobInput } from '../jobs/types';
+import type { MediaJobInput } from './types';
 
 export interface SweepResult {
   filesRemoved: number;

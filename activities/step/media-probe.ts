@@ -1,8 +1,8 @@
 // Reading downloaded media: shared by the download, preview, fingerprint and speech activities.
 import { ApplicationFailure } from '@temporalio/activity';
-import type { FfmpegEngine, ProbeResult, ProbeStream } from '../engines/ffmpeg/ffmpeg.engine';
-import { FfmpegError, mediaProblemOf } from '../engines/ffmpeg/media-problems';
-import { JobFailure } from '../lib/job-failure';
+import type { FfmpegEngine, ProbeResult, ProbeStream } from '../../engines/ffmpeg/ffmpeg.engine';
+import { FfmpegError, mediaProblemOf } from '../../engines/ffmpeg/media-problems';
+import { JobFailure } from '../../lib/job-failure';
 
 /** ffprobe of a downloaded file; a file ffprobe cannot read fails the job (not retried). */
 export function probeDownloaded(ffmpeg: FfmpegEngine, file: string): Promise<ProbeResult> {

@@ -1,11 +1,11 @@
 // An uploaded file as a job's source: read from storage, not the network (no egress, no yt-dlp).
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
-import { extensionOf, mediaContentType } from '../engines/media-sniff';
-import type { Storage } from '../engines/storage';
-import { JobFailure } from '../lib/job-failure';
-import { tooLongMessage, type SourceLimits } from '../lib/plans';
+import type { FfmpegEngine } from '../../engines/ffmpeg/ffmpeg.engine';
+import { extensionOf, mediaContentType } from '../../engines/media-sniff';
+import type { Storage } from '../../engines/storage';
+import { JobFailure } from '../../lib/job-failure';
+import { tooLongMessage, type SourceLimits } from '../../lib/plans';
 
 export interface UploadedSource {
   /** The upload's bytes in the job's work folder, relative to it. */

@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
-import { EgressRefusedError } from '../engines/egress/address-check';
-import type { EgressProxy, UnreachableHost } from '../engines/egress/egress-proxy';
-import { JobFailure } from '../lib/job-failure';
+import { EgressRefusedError } from '../../engines/egress/address-check';
+import type { EgressProxy, UnreachableHost } from '../../engines/egress/egress-proxy';
+import { JobFailure } from '../../lib/job-failure';
 
 /** The job's failure for a refused destination: not retried, refunded, the refusal as its message. */
 export function refusalFailure(err: EgressRefusedError): ApplicationFailure {
