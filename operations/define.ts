@@ -5,7 +5,7 @@ import type { JobOutput } from '../jobs/types';
 import type { PlanName } from '../lib/plans';
 import type { TaskQueue } from '../lib/queues';
 import type { StepDeps } from './step-deps';
-import type { ServerCapabilities } from '../engines/speech/capabilities';
+import type { ServerCapabilities } from '../lib/server-capabilities';
 
 export type { ServerCapabilities };
 

@@ -1,6 +1,8 @@
 // The operation registry: every asynchronous operation, listed once. Job types, the workflow's
 // runners, the workers' activities, REST routes, OpenAPI, MCP tools and dashboard forms and views
 // all come from this list. An operation is a folder beside this file (see docs/architecture.md).
+// The one intended loop of imports runs through here, as types only: the runners listed below are
+// typed by what this file derives (JobParams, JobType, through jobs/types.ts); values flow one way.
 import type { z } from 'zod';
 import type { TaskQueue } from '../lib/queues';
 import { comments } from './comments';

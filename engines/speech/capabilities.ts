@@ -2,22 +2,11 @@
 import { WHISPER_LANGUAGES } from './languages';
 import { ModelSelectionError } from './model-registry';
 import type { SpeechServices } from './services';
+import type { ServerCapabilities } from '../../lib/server-capabilities';
 import { planSpeechTranslation, targetReachable, targetsFromAnySpeech } from '../translate/speech-plan';
 import { planRoute, reachablePairs } from '../translate/translation-engine';
 
 const WHISPER = new Set(WHISPER_LANGUAGES);
-
-/** What the server has installed, for checks a static schema cannot make (models, translation pairs). */
-export interface ServerCapabilities {
-  speech: {
-    /** Why `code` is not a language speech recognition knows (a phrase after the field name), or null. */
-    spokenLanguageProblem(code: string): string | null;
-    /** Why no installed model serves this size (and spoken language, when known), as a sentence, or null. */
-    modelProblem(size: 'tiny' | 'base' | 'small' | 'medium', language: string | null): string | null;
-    /** Why speech cannot be translated from `source` (null: detected) into `target`, as a sentence, or null. */
-    translationProblem(source: string | null, target: string): string | null;
-  };
-}
 
 export function serverCapabilities(speech: SpeechServices): ServerCapabilities {
   const { registry: models, translator } = speech;
