@@ -12,8 +12,8 @@
 // what is above them by design: db/orm.ts opens the database with every domain's entity, and the job
 // domain (its service and outputs) is validated, priced and shown through the operation registry.
 const DOMAINS = '(accounts|keys|credits|uploads|jobs|webhooks)';
-/** A domain's HTTP side: its REST routes and dashboard pages, entry points like api/. */
-const DOMAIN_ADAPTERS = `^${DOMAINS}/(routes|dashboard[.-][^/]*)[.]ts$`;
+/** A domain's HTTP side: its REST routes (routes.ts, <what>.routes.ts) and dashboard pages, entry points like api/. */
+const DOMAIN_ADAPTERS = `^${DOMAINS}/(routes|[a-z-]+[.]routes|dashboard[.-][^/]*)[.]ts$`;
 const WORKFLOW_CODE = '(^workflows/|[.]workflow[.]ts$|^operations/(registry|define)[.]ts$|^operations/[^/]+/runner[.]ts$)';
 const LAYERS_ABOVE = {
   lib: `^(engines|db|${DOMAINS.slice(1, -1)}|activities|operations|workflows|api|workers|bin)/`,

@@ -8,7 +8,7 @@ import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import type { FileLinks } from '../lib/file-links';
 import type { JobDispatcher } from '../jobs/dispatcher';
-import type { Orchestrator } from './services/orchestrator';
+import type { Orchestrator } from '../jobs/orchestrator';
 
 /** Everything the HTTP layer depends on; built once per process. */
 export interface ApiDeps {

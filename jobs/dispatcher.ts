@@ -1,5 +1,5 @@
 import type { MediaJobInput } from './types';
-import type { Orchestrator } from '../api/services/orchestrator';
+import type { Orchestrator } from './orchestrator';
 
 /**
  * Starts job workflows after their rows are committed: the sending half of a transactional outbox

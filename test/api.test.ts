@@ -7,7 +7,7 @@ import { Job } from '../jobs/entity';
 import { ledgerSum, refundJob } from '../credits/repository';
 import { flushKeyUsage } from '../keys/usage.repository';
 import { hitRateLimit } from '../db/rate-limit.repository';
-import { InfoError } from '../api/services/orchestrator';
+import { InfoError } from '../jobs/orchestrator';
 import type { DownloadParams } from '../operations/download/spec';
 import { JOB_TYPES } from '../operations/registry';
 import type { VideoInfo } from '../lib/video-info';

@@ -3,7 +3,7 @@ import net from 'node:net';
 import { Client, Connection, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, defaultPayloadConverter, TimeoutFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { InfoError, jobWorkflowId, type Orchestrator } from '../api/services/orchestrator';
+import { InfoError, jobWorkflowId, type Orchestrator } from '../jobs/orchestrator';
 import { dependencyFault } from '../lib/dependency-faults';
 import { userFailureKind } from '../lib/job-failure';
 import type { ProgressDetails } from '../jobs/types';

@@ -8,22 +8,22 @@ import type { FfmpegEngine, ProbeResult } from '../../engines/ffmpeg/ffmpeg.engi
 import { findMp4Index, probeOfMp4Index } from '../../engines/ffmpeg/mp4-index';
 import type { Storage } from '../../engines/storage';
 import { toVideoInfo } from '../../engines/ytdlp/video-info';
-import type { DownloadRequest, YtDlpEngine, YtDlpFormat, YtDlpInfo } from '../../engines/ytdlp/ytdlp.engine';
-import { YtDlpError } from '../../engines/ytdlp/ytdlp.engine';
+import type { DownloadRequest, YtDlpEngine, YtDlpInfo } from '../../engines/ytdlp/ytdlp.engine';
 import type { Config } from '../../lib/config';
 import { ytdlpSelection } from '../../engines/ytdlp/format-selection';
 import { JobFailure } from '../../lib/job-failure';
 import type { SourceSummary } from '../../jobs/types';
 import type { DownloadFormat, Quality } from '../../operations/download/spec';
-import { formatSeconds, sourceLimits, tooLargeMessage, tooLongMessage, type PlanName, type SourceLimits } from '../../lib/plans';
+import { sourceLimits, tooLargeMessage, tooLongMessage, type PlanName } from '../../lib/plans';
 import { uploadIdOf } from '../../lib/uploads';
 import type { VideoInfo } from '../../lib/video-info';
 import { watchDownload } from './download-watch';
 import { asRefusal, refusalFailure, throughEgress } from '../step/egress-run';
-import { assertClipWithin, classifiedFailure } from '../step/failures';
+import { assertClipWithin } from '../step/failures';
 import { unreadableMedia } from '../step/media-probe';
 import { alive, keepAlive, progressReporter } from '../step/heartbeat';
 import { takeUpload } from './upload';
+import { directFileInfo, directTitle, fileNameOf, INDEX_CHUNK_BYTES, overLimit, PAGE_EXTRACTORS, seekableFormat, toFailure, withinLimits } from './source-facts';
 import type { RemoteMedia } from './video-source';
 
 export interface SourceDeps {
@@ -68,6 +68,9 @@ export interface ResolvedSource {
   sourceProbe?: ProbeResult;
 }
 
+/** Where a source comes from: an upload, a plain media file, or a page yt-dlp reads. */
+type SourceOrigin = { kind: 'upload'; uploadId: string } | { kind: 'direct'; media: DirectMedia } | { kind: 'extractor' };
+
 /** Reading and fetching sources (yt-dlp, direct media over HTTP) for the `media-fetch` queue. */
 export function createSourceActivities(deps: SourceDeps) {
   const { ytdlp, ffmpeg, storage, egress, config } = deps;
@@ -76,6 +79,20 @@ export function createSourceActivities(deps: SourceDeps) {
   async function assertSafe(url: string): Promise<void> {
     const check = await checkUrlAddress(url, config.allowPrivateNetwork);
     if (!check.ok) throw JobFailure.user('rejected', `The source URL ${check.reason}`);
+  }
+
+  /**
+   * Where a source comes from, the first thing every source step asks: an upload of the account's,
+   * or (once its address is checked) a plain media file (a HEAD request says so) or a page for yt-dlp.
+   */
+  async function originOf(url: string, opts: { uploads: boolean } = { uploads: true }): Promise<SourceOrigin> {
+    const uploadId = opts.uploads ? uploadIdOf(url) : null;
+    if (uploadId) return { kind: 'upload', uploadId };
+    await assertSafe(url);
+    const media = await probeDirectMedia(url, config.allowPrivateNetwork).catch((err: unknown) => {
+      throw asRefusal(err);
+    });
+    return media ? { kind: 'direct', media } : { kind: 'extractor' };
   }
 
   async function probe(url: string): Promise<YtDlpInfo> {
@@ -192,17 +209,6 @@ export function createSourceActivities(deps: SourceDeps) {
     return { sourceFile: path.relative(workDir, file), title: directTitle(input.url), duration, sourceProbe: probe };
   }
 
-  /** The limits every job's source must keep (live, duration, size); its title and duration. */
-  function withinLimits(info: YtDlpInfo, limits: SourceLimits): SourceSummary {
-    if (!config.allowLive && (info.is_live || info.live_status === 'is_live' || info.live_status === 'is_upcoming')) {
-      throw JobFailure.user('rejected', 'The source is a live stream; live streams are not supported');
-    }
-    if (typeof info.duration === 'number' && info.duration > limits.maxSeconds) throw overLimit(tooLongMessage(limits, info.duration));
-    const size = info.filesize ?? info.filesize_approx;
-    if (typeof size === 'number' && size > limits.maxBytes) throw overLimit(tooLargeMessage(limits, size));
-    return { title: info.title ?? info.id, duration: typeof info.duration === 'number' ? info.duration : null };
-  }
-
   /**
    * Whether ffmpeg can seek in this URL: the origin must really serve byte ranges (checked with a
    * small range request); an index at the end of the file is then no obstacle. The answer is the
@@ -242,7 +248,7 @@ export function createSourceActivities(deps: SourceDeps) {
     const duration = probed.format.duration ?? null;
     const size = length ?? probed.format.size ?? null;
     const limits = limitsOf(input);
-    withinLimits({ id: '', duration, filesize: size }, limits);
+    withinLimits(config, { id: '', duration, filesize: size }, limits);
     assertClipWithin(input.clipStart, input.clipEnd, duration);
     return { title: directTitle(input.url), duration, sourceFile: null, media: { url: input.url, headers: {}, probe: probed, maxBytes: limits.maxBytes } };
   }
@@ -250,12 +256,9 @@ export function createSourceActivities(deps: SourceDeps) {
   const activities = {
     /** Metadata for `GET /v1/info`. */
     async readInfo(url: string): Promise<VideoInfo> {
-      await assertSafe(url);
       // a plain media file needs no Python start-up: a HEAD request and an ffprobe say all yt-dlp would
-      const direct = await probeDirectMedia(url, config.allowPrivateNetwork).catch((err: unknown) => {
-        throw asRefusal(err);
-      });
-      const info = direct ? directFileInfo(url, direct) : await probe(url);
+      const origin = await originOf(url, { uploads: false });
+      const info = origin.kind === 'direct' ? directFileInfo(url, origin.media) : await probe(url);
       return toVideoInfo(url, await measureDirect(url, info));
     },
 
@@ -266,9 +269,9 @@ export function createSourceActivities(deps: SourceDeps) {
         // measured when it was received (an older history's step: jobs now take uploads in resolveSource)
         const info = await storage.readUploadInfo(upload);
         if (!info) throw JobFailure.user('unavailable', `Upload ${upload} is no longer stored: it expired before the job ran; upload the file again`);
-        return withinLimits({ id: upload, title: info.filename, duration: info.duration ?? null }, limitsOf({}));
+        return withinLimits(config, { id: upload, title: info.filename, duration: info.duration ?? null }, limitsOf({}));
       }
-      return withinLimits(await probe(url), limitsOf({}));
+      return withinLimits(config, await probe(url), limitsOf({}));
     },
 
     /**
@@ -278,17 +281,13 @@ export function createSourceActivities(deps: SourceDeps) {
      * those bytes) or downloaded from the probe's own info JSON. A plain media file needs no yt-dlp.
      */
     async resolveSource(input: ResolveSourceInput): Promise<ResolvedSource> {
-      const upload = uploadIdOf(input.url);
-      if (upload) {
-        const taken = await takeUpload(deps, input.jobId, upload, limitsOf(input));
+      const origin = await originOf(input.url);
+      if (origin.kind === 'upload') {
+        const taken = await takeUpload(deps, input.jobId, origin.uploadId, limitsOf(input));
         assertClipWithin(input.clipStart, input.clipEnd, taken.duration);
         return { ...taken, media: null };
       }
-      await assertSafe(input.url);
-      const direct = await probeDirectMedia(input.url, config.allowPrivateNetwork).catch((err: unknown) => {
-        throw asRefusal(err);
-      });
-      if (direct) return resolveDirect(input, direct.length);
+      if (origin.kind === 'direct') return resolveDirect(input, origin.media.length);
       const sel = ytdlpSelection(input.quality, input.format);
       const stop = keepAlive();
       let info: YtDlpInfo;
@@ -301,7 +300,7 @@ export function createSourceActivities(deps: SourceDeps) {
         stop();
       }
       const limits = limitsOf(input);
-      const summary = withinLimits(info, limits);
+      const summary = withinLimits(config, info, limits);
       assertClipWithin(input.clipStart, input.clipEnd, summary.duration);
       const media = input.reads === 'whole' ? null : seekableFormat(info, input.reads);
       const ranges = media && (await rangesOf(media.url, media.headers));
@@ -321,15 +320,11 @@ export function createSourceActivities(deps: SourceDeps) {
      * output does not need the metadata first (speech).
      */
     async fetchSource(input: DownloadSourceInput): Promise<{ sourceFile: string; title: string; duration: number | null }> {
-      const upload = uploadIdOf(input.url);
-      if (upload) return takeUpload(deps, input.jobId, upload, limitsOf(input));
-      await assertSafe(input.url);
-      const direct = await probeDirectMedia(input.url, config.allowPrivateNetwork).catch((err: unknown) => {
-        throw asRefusal(err);
-      });
-      if (direct) {
+      const origin = await originOf(input.url);
+      if (origin.kind === 'upload') return takeUpload(deps, input.jobId, origin.uploadId, limitsOf(input));
+      if (origin.kind === 'direct') {
         // speech steps read the file whole: the probe would only weigh on the job's history
-        const { sourceProbe: _unused, ...fetched } = await fetchDirect(input, direct.length);
+        const { sourceProbe: _unused, ...fetched } = await fetchDirect(input, origin.media.length);
         return fetched;
       }
       const filter = [config.allowLive ? null : '!is_live', `duration <=? ${limitsOf(input).maxSeconds}`].filter(Boolean).join(' & ');
@@ -364,77 +359,3 @@ export function createSourceActivities(deps: SourceDeps) {
 
 export type SourceActivities = ReturnType<typeof createSourceActivities>;
 
-function toFailure(err: unknown, limits?: SourceLimits): unknown {
-  if (!(err instanceof YtDlpError)) return err;
-  // yt-dlp's own limit checks, said with the limit and who sets it
-  if (limits && err.limit === 'size') return overLimit(tooLargeMessage(limits));
-  if (limits && err.limit === 'filter') {
-    return overLimit(`The source is outside the limits: a live stream, or longer than ${formatSeconds(limits.maxSeconds)}, the limit of ${limits.secondsSetBy}`);
-  }
-  return classifiedFailure(err.kind === 'filtered' ? 'rejected' : err.kind, err.message, 'ytdlp');
-}
-
-/** A source past one of its limits: the job fails at once (another try would fetch the same bytes), refunded. */
-function overLimit(message: string): JobFailure {
-  return JobFailure.user('rejected', message);
-}
-
-function fileNameOf(url: string): string {
-  return decodeURIComponent(path.posix.basename(new URL(url).pathname)) || 'media';
-}
-
-/** A plain file's title: its name without the extension. */
-/** What yt-dlp's generic extractor says of a direct media link (id and title from the file name, the MIME subtype as format, Last-Modified as timestamp). */
-function directFileInfo(url: string, media: DirectMedia): YtDlpInfo {
-  const title = directTitle(url);
-  const [type = '', subtype = ''] = media.contentType.toLowerCase().split(';')[0]!.trim().split('/');
-  // yt-dlp's determine_ext: whatever follows the URL's last dot before the query, when alphanumeric
-  const guess = url.split('?')[0]!.split('.').pop() ?? '';
-  const ext = /^[A-Za-z0-9]+$/.test(guess) ? guess : type === 'audio' && subtype === 'mp4' ? 'm4a' : (MIME_EXT[subtype] ?? subtype);
-  const modified = media.lastModified ? Date.parse(media.lastModified) : NaN;
-  // yt-dlp prefixes an id that reads as another format's extension ("fmp4" for audio/mp4 saved as .m4a)
-  const formatId = subtype !== ext && SELECTION_EXTS.has(subtype) ? `f${subtype}` : subtype;
-  return {
-    id: title,
-    title,
-    direct: true,
-    url,
-    extractor_key: 'Generic',
-    timestamp: Number.isFinite(modified) ? Math.floor(modified / 1000) : null,
-    subtitles: {},
-    formats: [{ format_id: formatId, url, ext, protocol: new URL(url).protocol.slice(0, -1), ...(type === 'audio' ? { vcodec: 'none' } : {}) }],
-  };
-}
-
-// yt-dlp's format-selection extensions (MEDIA_EXTENSIONS common audio and video, 3gp, mhtml)
-const SELECTION_EXTS = new Set(['3gp', 'aiff', 'alac', 'avi', 'flac', 'flv', 'm4a', 'mhtml', 'mka', 'mkv', 'mov', 'mp3', 'mp4', 'ogg', 'opus', 'wav', 'webm']);
-
-// MIME subtypes whose file extension differs (yt-dlp's mimetype2ext, for the media types a direct link has)
-const MIME_EXT: Record<string, string> = { mpeg: 'mp3', 'x-matroska': 'mkv', quicktime: 'mov', 'x-flv': 'flv', 'x-msvideo': 'avi', 'x-wav': 'wav', wave: 'wav', 'x-m4a': 'm4a', 'x-ms-wmv': 'wmv', '3gpp': '3gp' };
-
-function directTitle(url: string): string {
-  const name = fileNameOf(url);
-  return name.replace(/\.[^.]+$/, '') || name;
-}
-
-// yt-dlp's extractors for media named by an ordinary page (Open Graph, JSON-LD, <video> elements)
-const PAGE_EXTRACTORS = new Set(['Generic', 'HTML5MediaEmbed']);
-
-// The first read of a source's index: a short video's whole index when it is at the front.
-const INDEX_CHUNK_BYTES = 256 * 1024;
-
-// Containers ffmpeg seeks in over HTTP with range requests, all on the input policy's format list.
-const SEEKABLE_EXT = new Set(['mp4', 'm4v', 'mov', 'webm', 'mkv']);
-
-/**
- * The selected rendition as one progressive http(s) file ffmpeg can seek in, or null (HLS/DASH,
- * or a video+audio merge when the job needs both): those are downloaded instead.
- */
-export function seekableFormat(info: YtDlpInfo, reads: 'video' | 'av'): { url: string; headers: Record<string, string> } | null {
-  const chosen: YtDlpFormat[] = info.requested_formats?.length ? info.requested_formats : [{ ...info, format_id: info.format_id ?? info.id }];
-  const hasVideo = (f: YtDlpFormat) => f.vcodec !== 'none';
-  const candidate = chosen.length === 1 ? chosen[0] : reads === 'video' ? chosen.find((f) => hasVideo(f) && f.vcodec) : undefined;
-  if (!candidate?.url || !hasVideo(candidate)) return null;
-  if (!/^https?$/.test(candidate.protocol ?? '') || !/^https?:\/\//i.test(candidate.url) || !SEEKABLE_EXT.has(candidate.ext ?? '')) return null;
-  return { url: candidate.url, headers: candidate.http_headers ?? {} };
-}

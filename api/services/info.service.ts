@@ -6,7 +6,7 @@ import type { VideoInfo } from '../../lib/video-info';
 import type { ApiDeps } from '../context';
 import { assertReachable } from '../../jobs/service';
 import { creditsCharged } from '../../lib/metrics';
-import { InfoError } from './orchestrator';
+import { InfoError } from '../../jobs/orchestrator';
 
 export const INFO_COST = 1;
 

@@ -15,7 +15,7 @@ import { loadConfig, type Config } from '../../lib/config';
 import { FileLinks } from '../../lib/file-links';
 import type { MediaJobInput } from '../../jobs/types';
 import type { VideoInfo } from '../../lib/video-info';
-import type { Orchestrator } from '../../api/services/orchestrator';
+import type { Orchestrator } from '../../jobs/orchestrator';
 import { createSpeechServices } from '../../engines/speech/services';
 import { LocalStorage, Storage } from '../../engines/storage';
 import { startPostgres, type TestPostgres } from './postgres';

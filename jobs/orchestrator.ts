@@ -1,6 +1,6 @@
-import type { MediaJobInput, ProgressDetails } from '../../jobs/types';
-import type { PlanName } from '../../lib/plans';
-import type { VideoInfo } from '../../lib/video-info';
+import type { MediaJobInput, ProgressDetails } from './types';
+import type { PlanName } from '../lib/plans';
+import type { VideoInfo } from '../lib/video-info';
 
 export type InfoErrorKind = 'unsupported' | 'unavailable' | 'rejected' | 'timeout' | 'failed';
 
@@ -35,4 +35,4 @@ export interface Orchestrator {
   jobDetails(jobId: string): Promise<ProgressDetails | null>;
 }
 
-export { jobWorkflowId } from '../../jobs/types';
+export { jobWorkflowId } from './types';

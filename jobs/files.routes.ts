@@ -1,12 +1,12 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { Job } from '../jobs/entity';
+import { Job } from './entity';
 import { hitRateLimit } from '../db/rate-limit.repository';
 import { DomainError } from '../lib/errors';
-import { rateLimited, setRateLimitHeaders } from './auth.middleware';
-import type { ApiDeps, ApiState } from './context';
-import { errorResponses, registry } from './openapi';
-import { byteRange, FILE_CONTENT_TYPES, storedOutput } from '../jobs/outputs';
+import { rateLimited, setRateLimitHeaders } from '../api/auth.middleware';
+import type { ApiDeps, ApiState } from '../api/context';
+import { errorResponses, registry } from '../api/openapi';
+import { byteRange, FILE_CONTENT_TYPES, storedOutput } from './outputs';
 
 registry.registerPath({
   method: 'get',

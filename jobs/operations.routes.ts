@@ -1,12 +1,12 @@
 // `POST /v1/{operation}` for every operation in the registry, with its OpenAPI entry.
 import Router from '@koa/router';
 import { OPERATIONS } from '../operations/registry';
-import type { ApiDeps, ApiState } from './context';
-import { accountOf } from './context';
-import { errorResponses, json, registry } from './openapi';
-import { IdempotencyHeaderSchema, JobCreatedSchema } from './schemas';
-import { createJob } from '../jobs/service';
-import { jsonBody } from './validation';
+import type { ApiDeps, ApiState } from '../api/context';
+import { accountOf } from '../api/context';
+import { errorResponses, json, registry } from '../api/openapi';
+import { IdempotencyHeaderSchema, JobCreatedSchema } from '../api/schemas';
+import { createJob } from './service';
+import { jsonBody } from '../api/validation';
 
 for (const op of Object.values(OPERATIONS)) {
   registry.registerPath({
