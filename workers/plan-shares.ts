@@ -25,13 +25,16 @@ export interface QueueShare {
   slots: number;
 }
 
-const largest = (plans: Record<string, PlanLimits>, limit: keyof PlanLimits) => Math.max(...Object.values(plans).map((p) => p[limit]));
+/** The plan with the largest `limit`, and its name. */
+function largestPlan(plans: Record<string, PlanLimits>, limit: keyof PlanLimits): [name: string, plan: PlanLimits] {
+  return Object.entries(plans).reduce((a, b) => (b[1][limit] > a[1][limit] ? b : a));
+}
 
 /** A queue's share on one worker, for `capacity` permits (QUEUE_CONCURRENCY or the table's default). */
 export function queueShare(spec: QueueSpec, capacity: number, plans: Record<string, PlanLimits> = PLANS): QueueShare {
   const shared = spec.sharedByAccount;
   if (!shared) return { capacity, reserve: null, slots: capacity };
-  return { capacity, reserve: reservedPermits(capacity), slots: slotsFor(capacity, largest(plans, shared.inFlightPerAccount)) };
+  return { capacity, reserve: reservedPermits(capacity), slots: slotsFor(capacity, largestPlan(plans, shared.inFlightPerAccount)[1][shared.inFlightPerAccount]) };
 }
 
 /** Why the plan table and the queues' capacities cannot share every queue between accounts; empty when they can. */
@@ -43,14 +46,14 @@ export function planShareProblems(capacities: Partial<Record<TaskQueue, number>>
     }
   }
   if (problems.length) return problems;
-  const runningJobs = Object.entries(plans).reduce((a, b) => (b[1].maxRunningJobs > a[1].maxRunningJobs ? b : a));
+  const runningJobs = largestPlan(plans, 'maxRunningJobs');
   for (const [queue, spec] of Object.entries(QUEUE_TABLE) as [TaskQueue, QueueSpec][]) {
     const capacity = capacities[queue] ?? spec.defaultConcurrency;
     const share = queueShare(spec, capacity, plans);
     if (spec.sharedByAccount) {
       const limit = spec.sharedByAccount.inFlightPerAccount;
       if (capacity < 2) problems.push(`${queue} runs ${capacity} step at once (QUEUE_CONCURRENCY): one account would hold it; give it at least 2, so one is always another account's`);
-      const [planName, plan] = Object.entries(plans).reduce((a, b) => (b[1][limit] > a[1][limit] ? b : a));
+      const [planName, plan] = largestPlan(plans, limit);
       if (share.slots > MAX_TASK_SLOTS) problems.push(`the ${planName} plan's ${limit} (${plan[limit]}) needs ${share.slots} task slots on each ${queue} worker, more than ${MAX_TASK_SLOTS}: its steps would wait past their timeouts; lower it, or run more workers with a smaller plan limit`);
     } else if (spec.stepsOfRunningJobs && share.slots <= runningJobs[1].maxRunningJobs) {
       problems.push(`${queue} runs ${share.slots} steps at once, no more than the ${runningJobs[0]} plan's running jobs (${runningJobs[1].maxRunningJobs}): one account could hold every slot; give it more (QUEUE_CONCURRENCY)`);

@@ -13,7 +13,7 @@ import type { Config } from '../../lib/config';
 import { ytdlpSelection } from '../../engines/ytdlp/format-selection';
 import { JobFailure } from '../../lib/job-failure';
 import type { SourceSummary } from '../../jobs/types';
-import type { DownloadFormat, Quality } from '../../operations/download/spec';
+import type { DownloadFormat, Quality } from '../../lib/media-vocabulary';
 import { sourceLimits, tooLargeMessage, tooLongMessage, type PlanName } from '../../lib/plans';
 import { uploadIdOf } from '../../lib/uploads';
 import type { VideoInfo } from '../../lib/video-info';
