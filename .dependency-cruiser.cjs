@@ -2,7 +2,7 @@
 //   lib/        pure vocabulary, time, errors, validation, config types
 //   engines/    tools, storage, egress (they know nothing of jobs or operations)
 //   db/         the database: MikroORM set-up, migrations, the service's own tables
-//   accounts/, keys/, credits/, uploads/, jobs/, webhooks/   the domains: entity, repository, service
+//   accounts/, keys/, credits/, uploads/, info/, jobs/, webhooks/  the domains: entity, repository, service
 //   activities/, operations/, workflows/   steps, the operations built from them, and the
 //               workflows that run them (an operation's runner and a *.workflow.ts are workflow code)
 //   api/, workers/, bin/, and each domain's routes.ts and dashboard pages   entry points
@@ -11,7 +11,7 @@
 // (workflows/activity-plan.ts), and the registry types the runners that it lists. Two modules name
 // what is above them by design: db/orm.ts opens the database with every domain's entity, and the job
 // domain (its service and outputs) is validated, priced and shown through the operation registry.
-const DOMAINS = '(accounts|keys|credits|uploads|jobs|webhooks)';
+const DOMAINS = '(accounts|keys|credits|uploads|info|jobs|webhooks)';
 /** A domain's HTTP side: its REST routes (routes.ts, <what>.routes.ts) and dashboard pages, entry points like api/. */
 const DOMAIN_ADAPTERS = `^${DOMAINS}/(routes|[a-z-]+[.]routes|dashboard[.-][^/]*)[.]ts$`;
 const WORKFLOW_CODE = '(^workflows/|[.]workflow[.]ts$|^operations/(registry|define)[.]ts$|^operations/[^/]+/runner[.]ts$)';

@@ -1,5 +1,5 @@
 // The MCP tools: one create tool per registry operation, plus info, jobs and account. Every tool is
-// a thin call into api/services, so validation, credits and errors are exactly REST's.
+// a thin call into the domains' services, so validation, credits and errors are exactly REST's.
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { JOB_TYPES, OPERATIONS, type AnyOperation } from '../../operations/registry';
@@ -7,7 +7,7 @@ import { SourceUrl } from '../../operations/fields';
 import { VideoInfoSchema } from '../../lib/video-info';
 import { AccountSchema, JobListSchema, JobSchema, ListJobsQuerySchema } from '../schemas';
 import { accountSummary } from '../../accounts/service';
-import { INFO_COST, readVideoInfo } from '../services/info.service';
+import { INFO_COST, readVideoInfo } from '../../info/service';
 import { cancelJob, createJob, getJob, listJobs } from '../../jobs/service';
 import { parseInput } from '../../lib/validation';
 import { jobToolResult, waitForJob, type McpCaller } from './job-results';

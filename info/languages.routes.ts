@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import type { ApiDeps, ApiState } from './context';
-import { errorResponses, json, registry } from './openapi';
+import type { ApiDeps, ApiState } from '../api/context';
+import { errorResponses, json, registry } from '../api/openapi';
 import { languagesOverview } from '../engines/speech/capabilities';
 
 const LanguagesSchema = z

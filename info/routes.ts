@@ -2,10 +2,10 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { SourceUrl } from '../operations/fields';
 import { VideoInfoSchema } from '../lib/video-info';
-import type { ApiDeps, ApiState } from './context';
-import { accountOf } from './context';
-import { ErrorSchema, errorResponses, json, registry } from './openapi';
-import { readVideoInfo } from './services/info.service';
+import type { ApiDeps, ApiState } from '../api/context';
+import { accountOf } from '../api/context';
+import { ErrorSchema, errorResponses, json, registry } from '../api/openapi';
+import { readVideoInfo } from './service';
 import { parseInput } from '../lib/validation';
 
 const InfoQuerySchema = z.strictObject({ url: SourceUrl });

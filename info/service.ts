@@ -1,12 +1,12 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { PLANS, type Account } from '../../accounts/entity';
-import { chargeCredits, currentBalance } from '../../credits/repository';
-import { DomainError } from '../../lib/errors';
-import type { VideoInfo } from '../../lib/video-info';
-import type { ApiDeps } from '../context';
-import { assertReachable } from '../../jobs/service';
-import { creditsCharged } from '../../lib/metrics';
-import { InfoError } from '../../jobs/orchestrator';
+import { PLANS, type Account } from '../accounts/entity';
+import { chargeCredits, currentBalance } from '../credits/repository';
+import { DomainError } from '../lib/errors';
+import type { VideoInfo } from '../lib/video-info';
+import type { ApiDeps } from '../api/context';
+import { assertReachable } from '../jobs/service';
+import { creditsCharged } from '../lib/metrics';
+import { InfoError } from '../jobs/orchestrator';
 
 export const INFO_COST = 1;
 

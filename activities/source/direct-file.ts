@@ -1,0 +1,77 @@
+// A plain audio/video file at a URL: no extractor. Read in place when its origin serves ranges, else
+// streamed to disk by Node (same address rule and size limit), saving a yt-dlp process start per job.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { DirectMediaError, downloadDirectMedia } from '../../engines/direct-media';
+import { EgressRefusedError } from '../../engines/egress/address-check';
+import type { ProbeResult } from '../../engines/ffmpeg/ffmpeg.engine';
+import { JobFailure } from '../../lib/job-failure';
+import { tooLargeMessage, tooLongMessage, type SourceLimits } from '../../lib/plans';
+import { refusalFailure, throughEgress } from '../step/egress-run';
+import { assertClipWithin } from '../step/failures';
+import { alive, keepAlive, progressReporter } from '../step/heartbeat';
+import { unreadableMedia } from '../step/media-probe';
+import { watchDownload } from './download-watch';
+import { byteRangesOf, indexProbe } from './in-place';
+import { directTitle, fileNameOf, overLimit, withinLimits } from './source-facts';
+import type { DownloadSourceInput, FetchedSource, ResolvedSource, ResolveSourceInput, SourceDeps } from './types';
+
+type DirectDeps = Pick<SourceDeps, 'ffmpeg' | 'storage' | 'egress' | 'config'>;
+
+/** Streams the file into the job's work folder (heartbeats, cancellation, size limit) and checks its duration with ffprobe. */
+export async function fetchDirectFile(deps: DirectDeps, input: DownloadSourceInput, limits: SourceLimits, length: number | null): Promise<FetchedSource & { sourceProbe: ProbeResult }> {
+  const { ffmpeg, storage, config } = deps;
+  if (length !== null && length > limits.maxBytes) throw overLimit(tooLargeMessage(limits, length));
+  const workDir = storage.workDirOf(input.jobId);
+  const ext = (path.extname(fileNameOf(input.url)).slice(1).replace(/[^A-Za-z0-9]/g, '') || 'media').toLowerCase();
+  const file = path.join(workDir, 'download', `source.${ext}`);
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  const stop = keepAlive();
+  const watch = watchDownload(path.dirname(file), limits, ffmpeg, Context.current().cancellationSignal);
+  try {
+    await downloadDirectMedia(input.url, file, {
+      allowPrivate: config.allowPrivateNetwork,
+      maxBytes: limits.maxBytes,
+      signal: watch.signal,
+      onProgress: progressReporter(input.progressRange),
+    });
+  } catch (err) {
+    const over = watch.exceeded();
+    if (over) throw overLimit(over.message);
+    if (err instanceof EgressRefusedError) throw refusalFailure(err);
+    if (err instanceof DirectMediaError && err.reason === 'too_large') throw overLimit(tooLargeMessage(limits));
+    // a 4xx is the source's answer, not a passing fault
+    if (err instanceof DirectMediaError && err.status !== undefined && err.status >= 400 && err.status < 500) throw JobFailure.user('unavailable', `The source is not available: ${err.message}`);
+    throw JobFailure.tool('download', `Downloading the source failed: ${(err as Error).message}`);
+  } finally {
+    watch.stop();
+    stop();
+  }
+  const probe = await ffmpeg.probe(file).catch((e: Error) => {
+    throw unreadableMedia(e);
+  });
+  const duration = probe.format.duration ?? null;
+  if (duration !== null && duration > limits.maxSeconds) throw overLimit(tooLongMessage(limits, duration));
+  return { sourceFile: path.relative(workDir, file), title: directTitle(input.url), duration, sourceProbe: probe };
+}
+
+/** Read in place (measured from its MP4 index, or by ffprobe through the egress proxy) when its origin serves ranges and the job reads part of it; else fetched whole. */
+export async function openDirectFile(deps: DirectDeps, input: ResolveSourceInput, limits: SourceLimits, length: number | null): Promise<ResolvedSource> {
+  const { ffmpeg, egress, config } = deps;
+  const signal = Context.current().cancellationSignal;
+  const ranges = input.reads === 'whole' ? null : await byteRangesOf(input.url, config.allowPrivateNetwork);
+  // an MP4's index says what the steps need; ffprobe reads every other container
+  const probed = ranges && ((await indexProbe(ranges, config.allowPrivateNetwork, {})) ?? (await alive(() => throughEgress(egress, (proxyUrl) => ffmpeg.probe(input.url, { proxyUrl, signal }).catch(() => null)))));
+  // a file ffprobe cannot read in place is downloaded and read again, where its real problem shows
+  if (!probed?.streams.some((x) => x.codec_type === 'video' || x.codec_type === 'audio')) {
+    const fetched = await fetchDirectFile(deps, input, limits, length);
+    assertClipWithin(input.clipStart, input.clipEnd, fetched.duration);
+    return { ...fetched, media: null };
+  }
+  const duration = probed.format.duration ?? null;
+  const size = length ?? probed.format.size ?? null;
+  withinLimits(config, { id: '', duration, filesize: size }, limits);
+  assertClipWithin(input.clipStart, input.clipEnd, duration);
+  return { title: directTitle(input.url), duration, sourceFile: null, media: { url: input.url, headers: {}, probe: probed, maxBytes: limits.maxBytes } };
+}
