@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: help tools build run test test-fast test-noisy-neighbour lint lint-layers deps-graph clean bench bench-speech bench-media soak
+.PHONY: help tools build run test test-fast test-noisy-neighbour lint lint-layers deps-graph clean bench bench-speech bench-speakers bench-media soak
 
 help:
 	@echo "make run    start API + workers + embedded Temporal (data in ./data)"
@@ -11,7 +11,7 @@ help:
 	@echo "make test-fast  the unit specs alone (pure functions, no tools or servers; under a minute)"
 	@echo "make build  compile TypeScript into dist/"
 	@echo "make lint   eslint, and the layers checked by dependency-cruiser (make deps-graph draws them)"
-	@echo "make bench  product against bare tools and peers (starts its own stack)"
+	@echo "make bench  product against bare tools and peers (starts its own stack); bench-media, bench-speakers: some of its rows; bench-speech: transcription against bare faster-whisper"
 	@echo "make soak   60 minutes of mixed load on the embedded default, then memory, fds, DATA_DIR, latency, 5xx and ledger checks"
 
 tools:
@@ -57,6 +57,10 @@ bench: build
 # Only the noisy-neighbour test of make test (an enterprise burst on a slow source; real serve, about 2 minutes), e.g. to rerun it on a loaded machine.
 test-noisy-neighbour: build
 	@npx mocha --no-config --require dist/test/setup.js --timeout 120000 --exit dist/test/noisy-neighbour.e2e.test.js
+
+# Only the speaker-label row of make bench: a 2-minute transcription with and without diarize, and the runner's peak memory.
+bench-speakers: build
+	@BENCH_ROWS='^speaker' node dist/test/bench/index.js
 
 # Only the media rows of make bench: jobs end to end vs the bare ffmpeg / yt-dlp commands.
 bench-media: build

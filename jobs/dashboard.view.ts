@@ -92,17 +92,21 @@ export function outputView(output: JobOutputView, job: JobResource): Html {
       } data-testid="job-output-video">Your browser cannot play this video; use the download link.</video>`;
     case 'audio':
       return html`<audio controls preload="none" src="${safeHref(output.url)}" data-testid="job-output-audio">Your browser cannot play this audio; use the download link.</audio>`;
-    case 'transcript':
-      return html`<p>Language: <strong>${output.language ?? 'unknown'}</strong></p>
-<div class="table-scroll"><table class="data transcript" data-testid="transcript"><caption class="visually-hidden">Transcript with timestamps</caption>
-<thead><tr><th scope="col">Time</th><th scope="col">Text</th></tr></thead>
-<tbody>${output.segments.map((s) => html`<tr><td class="nowrap">${span(s)}</td><td>${s.text}</td></tr>`)}</tbody></table></div>`;
-    case 'translation':
+    case 'transcript': {
+      const speakers = speakerColours(output.segments);
+      return html`<p>Language: <strong>${output.language ?? 'unknown'}</strong>${speakers.size ? html`; ${speakers.size} speaker${speakers.size === 1 ? '' : 's'}` : ''}</p>
+<div class="table-scroll"><table class="data transcript" data-testid="transcript"><caption class="visually-hidden">Transcript with timestamps${speakers.size ? ' and speakers' : ''}</caption>
+<thead><tr><th scope="col">Time</th>${speakers.size ? html`<th scope="col">Speaker</th>` : ''}<th scope="col">Text</th></tr></thead>
+<tbody>${output.segments.map((s) => html`<tr><td class="nowrap">${span(s)}</td>${speakers.size ? speakerCell(s, speakers) : ''}<td>${s.text}</td></tr>`)}</tbody></table></div>`;
+    }
+    case 'translation': {
+      const speakers = speakerColours(output.segments);
       return html`<div class="table-scroll"><table class="data side-by-side" data-testid="translation"><caption class="visually-hidden">Original and translation side by side</caption>
-<thead><tr><th scope="col">Time</th><th scope="col" lang="${output.sourceLanguage ?? ''}">Original (${output.sourceLanguage ?? '?'})</th><th scope="col">Translation (${output.targetLanguage ?? '?'})</th></tr></thead>
+<thead><tr><th scope="col">Time</th>${speakers.size ? html`<th scope="col">Speaker</th>` : ''}<th scope="col" lang="${output.sourceLanguage ?? ''}">Original (${output.sourceLanguage ?? '?'})</th><th scope="col">Translation (${output.targetLanguage ?? '?'})</th></tr></thead>
 <tbody>${output.segments.map(
-        (s) => html`<tr><td class="nowrap">${span(s)}</td><td lang="${output.sourceLanguage ?? ''}">${s.original ?? ''}</td><td lang="${output.targetLanguage ?? ''}">${s.text}</td></tr>`,
+        (s) => html`<tr><td class="nowrap">${span(s)}</td>${speakers.size ? speakerCell(s, speakers) : ''}<td lang="${output.sourceLanguage ?? ''}">${s.original ?? ''}</td><td lang="${output.targetLanguage ?? ''}">${s.text}</td></tr>`,
       )}</tbody></table></div>`;
+    }
     case 'comments':
       return html`<p>${output.topLevelTotal} top-level comment${output.topLevelTotal === 1 ? '' : 's'}${
         output.topLevelTotal > MAX_INLINE_COMMENTS ? html`; the first ${MAX_INLINE_COMMENTS} are shown, the file has them all` : ''
@@ -111,6 +115,17 @@ export function outputView(output: JobOutputView, job: JobResource): Html {
     case 'figures':
       return html`<dl class="${output.code ? 'figures hashes' : 'figures'}">${output.figures.map(([k, v]) => html`<div><dt>${k}</dt><dd>${output.code ? html`<code>${v}</code>` : v}</dd></div>`)}</dl>`;
   }
+}
+
+/** Each speaker's colour (one of eight, in order of first speech). */
+function speakerColours(segments: Segment[]): Map<string, number> {
+  const colours = new Map<string, number>();
+  for (const s of segments) if (s.speaker && !colours.has(s.speaker)) colours.set(s.speaker, colours.size % 8);
+  return colours;
+}
+
+function speakerCell(s: Segment, colours: Map<string, number>): Html {
+  return s.speaker ? html`<td class="nowrap"><span class="speaker speaker-${colours.get(s.speaker) ?? 0}" data-testid="speaker">${s.speaker}</span></td>` : html`<td></td>`;
 }
 
 const pretty = (v: unknown) => JSON.stringify(v, null, 2);

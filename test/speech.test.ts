@@ -50,14 +50,14 @@ describe('speech: model registry, Apertium and the faster-whisper activities', f
 
   async function transcribe(file: string, p: Partial<TranscribeParams>, progress: number[] = []) {
     const { jobId, sourceFile } = stage(file);
-    const params: TranscribeParams = { url: 'http://x/', language: null, output_format: 'json', word_timestamps: true, model_size: 'base', webhook_url: null, ...p };
+    const params: TranscribeParams = { url: 'http://x/', language: null, output_format: 'json', word_timestamps: true, model_size: 'base', diarize: false, num_speakers: null, known_speakers: [], multichannel: false, webhook_url: null, ...p };
     const out = (await activityEnv((v) => progress.push(v)).run(activities.transcribe, { jobId, sourceFile, params, progressRange: [15, 99] as [number, number] })) as JobOutput;
     return { out, body: fs.readFileSync(storage.outputPath(out.outputFile), 'utf8') };
   }
 
   async function translate(file: string, p: Partial<TranslateParams>) {
     const { jobId, sourceFile } = stage(file);
-    const params: TranslateParams = { url: 'http://x/', target_language: 'es', source_language: null, output_format: 'json', model_size: 'base', webhook_url: null, ...p };
+    const params: TranslateParams = { url: 'http://x/', target_language: 'es', source_language: null, output_format: 'json', model_size: 'base', diarize: false, num_speakers: null, known_speakers: [], multichannel: false, webhook_url: null, ...p };
     const out = (await activityEnv().run(activities.translate, { jobId, sourceFile, params, progressRange: [15, 99] as [number, number] })) as JobOutput;
     return { out, body: fs.readFileSync(storage.outputPath(out.outputFile), 'utf8') };
   }

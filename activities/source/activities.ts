@@ -69,7 +69,7 @@ export function createSourceActivities(deps: SourceDeps) {
      */
     async fetchSource(input: DownloadSourceInput): Promise<FetchedSource> {
       const origin = await originOf(input.url, { uploads: true, allowPrivateNetwork });
-      if (origin.kind === 'upload') return takeUpload(deps, input.jobId, origin.uploadId, limitsOf(input));
+      if (origin.kind === 'upload') return takeUpload(deps, input.jobId, origin.uploadId, limitsOf(input), input.slot);
       if (origin.kind === 'direct') {
         // speech steps read the file whole: the probe would only weigh on the job's history
         const { sourceProbe: _unused, ...fetched } = await fetchDirectFile(deps, input, limitsOf(input), origin.media.length);

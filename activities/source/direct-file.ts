@@ -14,7 +14,7 @@ import { alive, keepAlive, progressReporter } from '../step/heartbeat';
 import { unreadableMedia } from '../step/media-probe';
 import { watchDownload } from './download-watch';
 import { byteRangesOf, indexProbe } from './in-place';
-import { directTitle, fileNameOf, overLimit, withinLimits } from './source-facts';
+import { directTitle, downloadFolder, fileNameOf, overLimit, withinLimits } from './source-facts';
 import type { DownloadSourceInput, FetchedSource, ResolvedSource, ResolveSourceInput, SourceDeps } from './types';
 
 type DirectDeps = Pick<SourceDeps, 'ffmpeg' | 'storage' | 'egress' | 'config'>;
@@ -25,7 +25,7 @@ export async function fetchDirectFile(deps: DirectDeps, input: DownloadSourceInp
   if (length !== null && length > limits.maxBytes) throw overLimit(tooLargeMessage(limits, length));
   const workDir = storage.workDirOf(input.jobId);
   const ext = (path.extname(fileNameOf(input.url)).slice(1).replace(/[^A-Za-z0-9]/g, '') || 'media').toLowerCase();
-  const file = path.join(workDir, 'download', `source.${ext}`);
+  const file = path.join(downloadFolder(workDir, input.slot), `source.${ext}`);
   await fs.mkdir(path.dirname(file), { recursive: true });
   const stop = keepAlive();
   const watch = watchDownload(path.dirname(file), limits, ffmpeg, Context.current().cancellationSignal);

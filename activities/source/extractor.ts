@@ -12,7 +12,7 @@ import { assertClipWithin } from '../step/failures';
 import { alive, keepAlive, progressReporter } from '../step/heartbeat';
 import { watchDownload } from './download-watch';
 import { byteRangesOf, indexProbe } from './in-place';
-import { overLimit, PAGE_EXTRACTORS, seekableFormat, toFailure, withinLimits } from './source-facts';
+import { downloadFolder, overLimit, PAGE_EXTRACTORS, seekableFormat, toFailure, withinLimits } from './source-facts';
 import type { DownloadSourceInput, FetchedSource, ResolvedSource, ResolveSourceInput, SourceDeps } from './types';
 
 /** yt-dlp's info for a URL (the address checked by the caller), with the rendition `selection` picks when given. */
@@ -69,7 +69,7 @@ export async function downloadWithYtdlp(
   const report = progressReporter(input.progressRange);
   const stop = keepAlive();
   const sel = ytdlpSelection(input.quality, input.format);
-  const outDir = path.join(deps.storage.workDirOf(input.jobId), 'download');
+  const outDir = downloadFolder(deps.storage.workDirOf(input.jobId), input.slot);
   const watch = watchDownload(outDir, limits, deps.ffmpeg, Context.current().cancellationSignal);
   try {
     return await throughEgress(deps.egress, (proxyUrl) => deps.ytdlp.download({

@@ -94,3 +94,9 @@ export function seekableFormat(info: YtDlpInfo, reads: 'video' | 'av'): { url: s
   if (!/^https?$/.test(candidate.protocol ?? '') || !/^https?:\/\//i.test(candidate.url) || !SEEKABLE_EXT.has(candidate.ext ?? '')) return null;
   return { url: candidate.url, headers: candidate.http_headers ?? {} };
 }
+
+/** Where a job's fetched file goes in its work folder: download/, or download/<slot>/ for a further file of the job. */
+export function downloadFolder(workDir: string, slot?: string): string {
+  if (slot !== undefined && !/^[a-z0-9-]{1,40}$/.test(slot)) throw new Error(`unsafe download slot ${slot}`);
+  return slot ? path.join(workDir, 'download', slot) : path.join(workDir, 'download');
+}

@@ -26,6 +26,8 @@ export interface DownloadSourceInput {
   quality: Quality;
   format: DownloadFormat | null;
   progressRange: [number, number];
+  /** A further file of the job (a reference clip): fetched into its own folder under download/, named so. */
+  slot?: string;
 }
 
 export interface ResolveSourceInput extends DownloadSourceInput {

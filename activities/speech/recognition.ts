@@ -5,18 +5,22 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import type { FfmpegEngine } from '../../engines/ffmpeg/ffmpeg.engine';
-import { speechAudioRecipe } from '../../engines/ffmpeg/recipes/audio';
+import { speechAudioRecipe, speechChannelRecipe } from '../../engines/ffmpeg/recipes/audio';
 import { ModelSelectionError, type ModelChoice, type ModelRegistry } from '../../engines/speech/model-registry';
 import { toSrt, toVtt, type Cue } from '../../engines/speech/subtitles';
-import { DECODING_FILE, WhisperError, type WhisperEngine, type WhisperResult, type WhisperSegment } from '../../engines/speech/whisper.engine';
+import { DECODING_FILE, WhisperError, type WhisperEngine, type WhisperResult, type WhisperRunRequest, type WhisperSegment } from '../../engines/speech/whisper.engine';
 import { planSpeechTranslation, targetsFromAnySpeech } from '../../engines/translate/speech-plan';
 import type { TranslationEngine } from '../../engines/translate/translation-engine';
 import type { Storage } from '../../engines/storage';
 import type { Config } from '../../lib/config';
 import { JobFailure } from '../../lib/job-failure';
-import type { SpeechOutputFormat, TranscribeParams } from '../../operations/transcribe/spec';
+import { diarizes, REFERENCE_SECONDS, type SpeechOutputFormat, type TranscribeParams } from '../../operations/transcribe/spec';
 import type { TranslateParams } from '../../operations/translate/spec';
 import { alive, keepAlive, progressReporter, segmentReporter } from '../step/heartbeat';
+import { labelSpeakers, mergeChannels, speakersOfLabelled, wordJoiner, type SpeakerTotal } from './speakers';
+
+/** multichannel recognises each channel on its own: more than this many is not a call recording. */
+const MAX_CHANNELS = 8;
 import { probeDownloaded } from '../step/media-probe';
 
 /** The speech engines a media-speech worker holds: faster-whisper, its models, the text translator. */
@@ -41,6 +45,13 @@ export interface RecognizeInput {
   sourceFile: string;
   request: SpeechRequest;
   progressRange: [number, number];
+  /** Known speakers' reference clips, fetched beside the source (relative to the job's work folder). */
+  references?: SpeakerReference[];
+}
+
+export interface SpeakerReference {
+  name: string;
+  sourceFile: string;
 }
 
 /** A finished recognition: Whisper's result in the job's work folder, and what it cost. */
@@ -68,17 +79,29 @@ export interface SpeechInput<P> {
 export function createRecognitionActivities(deps: SpeechDeps) {
   const { whisper, ffmpeg, registry, translator, storage, config } = deps;
 
-  /** 16 kHz mono PCM WAV of the source's audio, in the job's work folder. */
-  async function extractAudio(jobId: string, sourceFile: string): Promise<string> {
+  /** 16 kHz mono PCM WAV of the source's audio in the job's work folder: one, or with `perChannel` one per channel of its first audio track. */
+  async function extractAudio(jobId: string, sourceFile: string, perChannel: boolean): Promise<string[]> {
     const src = await storage.workFile(jobId, sourceFile);
     const probe = await probeDownloaded(ffmpeg, src);
-    if (!probe.streams.some((s) => s.codec_type === 'audio')) {
-      throw JobFailure.user('unavailable', 'The source has no audio track to transcribe');
+    const audio = probe.streams.find((s) => s.codec_type === 'audio');
+    if (!audio) throw JobFailure.user('unavailable', 'The source has no audio track to transcribe');
+    const dir = path.join(storage.workDirOf(jobId), 'speech');
+    await fs.mkdir(dir, { recursive: true });
+    const signal = Context.current().cancellationSignal;
+    if (!perChannel) {
+      const wav = path.join(dir, 'audio.wav');
+      await alive(() => ffmpeg.run({ args: speechAudioRecipe(src, wav), signal }));
+      return [wav];
     }
-    const wav = path.join(storage.workDirOf(jobId), 'speech', 'audio.wav');
-    await fs.mkdir(path.dirname(wav), { recursive: true });
-    await alive(() => ffmpeg.run({ args: speechAudioRecipe(src, wav), signal: Context.current().cancellationSignal }));
-    return wav;
+    const channels = Math.max(1, audio.channels ?? 1);
+    if (channels > MAX_CHANNELS) throw JobFailure.user('rejected', `multichannel recognises each channel on its own, at most ${MAX_CHANNELS}; this source's audio has ${channels}`);
+    const wavs: string[] = [];
+    for (let c = 0; c < channels; c++) {
+      const wav = path.join(dir, `channel-${c}.wav`);
+      await alive(() => ffmpeg.run({ args: speechChannelRecipe(src, c, wav), signal }));
+      wavs.push(wav);
+    }
+    return wavs;
   }
 
   function choose(size: TranscribeParams['model_size'], language: string | null): ModelChoice {
@@ -90,7 +113,26 @@ export function createRecognitionActivities(deps: SpeechDeps) {
     }
   }
 
-  async function recognise(wav: string, choice: ModelChoice, opts: { language: string | null; tasks: ('transcribe' | 'translate')[]; words: boolean; skip?: string[]; report: (f: number) => void }): Promise<WhisperResult> {
+  /** Each known speaker's clip as 16 kHz WAV, refused (naming it) unless it is 2–10 s long. */
+  async function referenceAudio(jobId: string, references: SpeakerReference[]): Promise<{ name: string; audio: string }[]> {
+    const out: { name: string; audio: string }[] = [];
+    for (const [i, ref] of references.entries()) {
+      const field = `known_speakers.${i} ("${ref.name}")`;
+      const src = await storage.workFile(jobId, ref.sourceFile);
+      const probe = await probeDownloaded(ffmpeg, src);
+      if (!probe.streams.some((s) => s.codec_type === 'audio')) throw JobFailure.user('rejected', `${field}: the reference clip has no audio`);
+      const seconds = probe.format.duration ?? 0;
+      const [min, max] = REFERENCE_SECONDS;
+      if (seconds < min || seconds > max) throw JobFailure.user('rejected', `${field}: the reference clip is ${seconds.toFixed(1)} s long; give ${min}–${max} s of that voice alone`);
+      const wav = path.join(storage.workDirOf(jobId), 'speech', `reference-${i}.wav`);
+      await fs.mkdir(path.dirname(wav), { recursive: true });
+      await alive(() => ffmpeg.run({ args: speechAudioRecipe(src, wav), signal: Context.current().cancellationSignal }));
+      out.push({ name: ref.name, audio: wav });
+    }
+    return out;
+  }
+
+  async function recognise(wav: string, choice: ModelChoice, opts: { language: string | null; tasks: ('transcribe' | 'translate')[]; words: boolean; skip?: string[]; diarize?: WhisperRunRequest['diarize']; output: string; report: (f: number) => void }): Promise<WhisperResult> {
     const stop = keepAlive();
     try {
       return await whisper.run({
@@ -102,7 +144,8 @@ export function createRecognitionActivities(deps: SpeechDeps) {
         tasks: opts.tasks,
         translateSkipLanguages: opts.skip,
         wordTimestamps: opts.words,
-        output: path.join(path.dirname(wav), 'whisper.json'),
+        diarize: opts.diarize,
+        output: opts.output,
         signal: Context.current().cancellationSignal,
         onProgress: opts.report,
         onSegment: segmentReporter(),
@@ -119,9 +162,11 @@ export function createRecognitionActivities(deps: SpeechDeps) {
 
   /** What recognition needs for a request: the model, Whisper's passes, and languages whose English pass can be skipped. */
   function recognitionPlan(request: SpeechRequest) {
+    // absent on jobs started before speaker labels
+    const diarize = diarizes(request.params) ? { numSpeakers: request.params.num_speakers ?? null } : undefined;
     if (request.kind === 'transcribe') {
       const p = request.params;
-      return { choice: choose(p.model_size, p.language), language: p.language, tasks: ['transcribe'] as ('transcribe' | 'translate')[], words: p.word_timestamps && p.output_format === 'json', skip: [] as string[] };
+      return { choice: choose(p.model_size, p.language), language: p.language, tasks: ['transcribe'] as ('transcribe' | 'translate')[], words: p.word_timestamps && p.output_format === 'json', skip: [] as string[], diarize };
     }
     const p = request.params;
     const target = p.target_language;
@@ -142,6 +187,7 @@ export function createRecognitionActivities(deps: SpeechDeps) {
       tasks: (mayNeedWhisper && !choice.englishOnly ? ['transcribe', 'translate'] : ['transcribe']) as ('transcribe' | 'translate')[],
       words: false,
       skip: known ? [] : ['en', target, ...new Set(pairs.map((q) => q.from).filter((l) => !needsWhisperEnglish(l)))],
+      diarize,
     };
   }
 
@@ -154,10 +200,23 @@ export function createRecognitionActivities(deps: SpeechDeps) {
       const started = performance.now();
       const plan = recognitionPlan(input.request);
       const report = progressReporter(input.progressRange);
-      const wav = await extractAudio(input.jobId, input.sourceFile);
+      // absent on jobs started before speaker labels
+      const perChannel = input.request.params.multichannel === true;
+      const wavs = await extractAudio(input.jobId, input.sourceFile, perChannel);
       report(0.03);
-      const result = await recognise(wav, plan.choice, { language: plan.language, tasks: plan.tasks, words: plan.words, skip: plan.skip, report: (f) => report(0.03 + 0.97 * f) });
-      const resultFile = path.relative(storage.workDirOf(input.jobId), path.join(path.dirname(wav), 'whisper.json'));
+      const known = input.references?.length ? await referenceAudio(input.jobId, input.references) : [];
+      const diarize = plan.diarize && { ...plan.diarize, knownSpeakers: known };
+      const output = path.join(storage.workDirOf(input.jobId), 'speech', 'whisper.json');
+      const results: WhisperResult[] = [];
+      for (const [c, wav] of wavs.entries()) {
+        const own = perChannel ? path.join(path.dirname(output), `whisper-channel-${c}.json`) : output;
+        results.push(await recognise(wav, plan.choice, { language: plan.language, tasks: plan.tasks, words: plan.words, skip: plan.skip, diarize, output: own, report: (f) => report(0.03 + (0.97 * (c + f)) / wavs.length) }));
+      }
+      const result = perChannel ? mergeChannels(results) : results[0]!;
+      const refused = result.reference_problems?.map((p) => `known_speakers.${p.index} ("${known[p.index]?.name ?? '?'}"): the reference clip ${p.problem}`);
+      if (refused?.length) throw JobFailure.user('rejected', refused.join('; '));
+      if (perChannel) await fs.writeFile(output, JSON.stringify(result));
+      const resultFile = path.relative(storage.workDirOf(input.jobId), output);
       // the writing and translating steps read it, perhaps on another machine
       await storage.shareWorkFile(input.jobId, resultFile);
       return { resultFile, model: plan.choice.name, seconds: (performance.now() - started) / 1000, duration: result.duration };
@@ -202,6 +261,18 @@ export function speechResultFields(result: WhisperResult, recognition: Recogniti
     processing_seconds: round2(seconds),
     model: recognition.model,
   };
+}
+
+/**
+ * The recognised segments of the first pass, labelled with speakers when the job asked for them
+ * (split where the speaker changes); null speakers otherwise.
+ */
+export function recognisedSegments(result: WhisperResult, params: { diarize?: boolean; multichannel?: boolean; known_speakers?: { name: string }[] }): { segments: WhisperSegment[]; speakers: SpeakerTotal[] | null } {
+  const segments = result.passes.transcribe?.segments ?? [];
+  // one speaker per channel: labelled when the channels were merged
+  if (params.multichannel) return { segments, speakers: speakersOfLabelled(segments) };
+  if (!diarizes(params)) return { segments, speakers: null };
+  return labelSpeakers(segments, result.speaker_turns ?? [], wordJoiner(result.language), result.speaker_names);
 }
 
 /** Segment texts as one text. */

@@ -22,6 +22,9 @@ export interface WhisperSegment {
   words?: WhisperWord[];
   /** The decoder's figures for the segment (faster-whisper's Segment fields). */
   decoding?: SegmentDecoding;
+  /** One speaker per channel: the channel's letter, and the channel (0-based) it was recognised from. */
+  speaker?: string;
+  channel?: number;
 }
 
 export interface SegmentDecoding {
@@ -49,7 +52,16 @@ export interface WhisperResult {
   duration_after_vad: number;
   passes: { transcribe?: { segments: WhisperSegment[] }; translate?: { segments: WhisperSegment[] } };
   timings: Record<string, number>;
+  /** When diarization was asked for: [start, end, speaker] turns over the speech, speakers numbered from 0 in order of first speech. */
+  speaker_turns?: SpeakerTurn[];
+  /** With known speakers: the speakers whose voice matched a reference clip, by index. */
+  speaker_names?: Record<string, string>;
+  /** Reference clips that cannot name a voice (no speech in them): the runner stopped before recognising anything. */
+  reference_problems?: { index: number; problem: string }[];
 }
+
+/** [start s, end s, speaker index]. */
+export type SpeakerTurn = [number, number, number];
 
 export interface WhisperRunRequest {
   /** Model folder, or a size name when downloading is allowed. */
@@ -64,6 +76,8 @@ export interface WhisperRunRequest {
   /** Skip a later translate pass when the detected language is one of these. */
   translateSkipLanguages?: string[];
   wordTimestamps: boolean;
+  /** Who spoke when: the runner finds speaker turns over the first pass's words (numSpeakers null: it estimates the number). */
+  diarize?: { numSpeakers: number | null; knownSpeakers?: { name: string; audio: string }[] };
   /** Where the runner writes its result JSON. */
   output: string;
   signal?: AbortSignal;
@@ -87,6 +101,9 @@ export interface WhisperEngineOptions {
   /** Warm runner processes at most (requests beyond wait for one); the speech queue's concurrency. */
   processes?: number;
 }
+
+/** numpy's BLAS on one thread: the speaker encoder's small matrices ran twice as fast so, measured on 2 busy cores (CTranslate2 keeps its own threads). */
+const ONE_BLAS_THREAD = { OPENBLAS_NUM_THREADS: '1' };
 
 type RunnerEvent = { event?: string; pass?: number; passes?: number; done?: number; total?: number; message?: string; text?: string };
 
@@ -114,7 +131,7 @@ class WarmRunner {
   ) {}
 
   private start(): ChildProcessWithoutNullStreams {
-    const env = { ...process.env, HF_HUB_OFFLINE: '1', HF_HUB_DISABLE_TELEMETRY: '1', TOKENIZERS_PARALLELISM: 'false' };
+    const env = { ...process.env, HF_HUB_OFFLINE: '1', HF_HUB_DISABLE_TELEMETRY: '1', TOKENIZERS_PARALLELISM: 'false', ...ONE_BLAS_THREAD };
     const child = spawn(this.python, [runnerPath(), '--serve'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     applyToolNiceness(child);
     let stderr = '';
@@ -237,6 +254,7 @@ export function createWhisperEngine(opts: WhisperEngineOptions): WhisperEngine {
       tasks: req.tasks,
       translate_skip_languages: req.translateSkipLanguages ?? [],
       word_timestamps: req.wordTimestamps,
+      diarize: req.diarize ? { num_speakers: req.diarize.numSpeakers, known_speakers: req.diarize.knownSpeakers ?? [] } : null,
       output: req.output,
       compute_type: 'int8',
       cpu_threads: opts.cpuThreads ?? 0,
@@ -252,7 +270,7 @@ export function createWhisperEngine(opts: WhisperEngineOptions): WhisperEngine {
   /** A fresh runner for this request only: used when a model may be downloaded (the warm runners stay offline). */
   async function oneShot(req: WhisperRunRequest): Promise<WhisperResult> {
     // Offline unless downloading was explicitly allowed: nothing may reach a model hub.
-    const env = { ...process.env, HF_HUB_OFFLINE: req.allowDownload ? '0' : '1', HF_HUB_DISABLE_TELEMETRY: '1', TOKENIZERS_PARALLELISM: 'false' };
+    const env = { ...process.env, HF_HUB_OFFLINE: req.allowDownload ? '0' : '1', HF_HUB_DISABLE_TELEMETRY: '1', TOKENIZERS_PARALLELISM: 'false', ...ONE_BLAS_THREAD };
     let error: string | null = null;
     const onProgress = progressOf(req);
     const res = await runProcess(opts.python, {

@@ -50,9 +50,20 @@ def main(req):
         emit({"event": "done"})
         return
 
+    diarize = req.get("diarize")
+    references = []
+    if diarize is not None and diarize.get("known_speakers"):
+        # checked before anything is recognised: a clip that is no use fails the job at once
+        references, problems = known_speakers(diarize["known_speakers"])
+        if problems:
+            write_result(req["output"], {"reference_problems": problems})
+            emit({"event": "done"})
+            return
+
     tasks = req.get("tasks") or ["transcribe"]
     language = req.get("language")
-    words = bool(req.get("word_timestamps", True))
+    # speaker turns are found over the words' times, so the first pass keeps them
+    words = bool(req.get("word_timestamps", True)) or diarize is not None
     result = {"passes": {}, "timings": {"load_s": round(load_s, 3)}}
     skip = set(req.get("translate_skip_languages") or [])
     for index, task in enumerate(tasks):
@@ -97,11 +108,68 @@ def main(req):
         result["passes"][task] = {"segments": out}
         result["timings"][task + "_s"] = round(time.monotonic() - t1, 3)
 
-    tmp = req["output"] + ".tmp"
+    if diarize is not None and "transcribe" in result["passes"]:
+        t2 = time.monotonic()
+        turns, names = speaker_turns(req["audio"], result["passes"]["transcribe"]["segments"], diarize.get("num_speakers"), references)
+        result["speaker_turns"] = turns
+        if references:
+            result["speaker_names"] = {str(i): name for i, name in names.items()}
+        result["timings"]["diarize_s"] = round(time.monotonic() - t2, 3)
+
+    write_result(req["output"], result)
+    emit({"event": "done"})
+
+
+def write_result(output, result):
+    tmp = output + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(result, f, ensure_ascii=False)
-    os.replace(tmp, req["output"])
-    emit({"event": "done"})
+    os.replace(tmp, output)
+
+
+def known_speakers(items):
+    """Each reference clip's voice embedding, or why it cannot name a voice (no speech in it)."""
+    from faster_whisper.audio import decode_audio
+    from faster_whisper.vad import VadOptions, get_speech_timestamps
+
+    import diarize as diarizer
+
+    references, problems = [], []
+    for index, item in enumerate(items):
+        wav = decode_audio(item["audio"], sampling_rate=diarizer.SAMPLE_RATE)
+        speech = get_speech_timestamps(wav, VadOptions())
+        seconds = sum(s["end"] - s["start"] for s in speech) / diarizer.SAMPLE_RATE
+        if seconds < MIN_REFERENCE_SPEECH_S:
+            problems.append({"index": index, "problem": f"has {seconds:.1f} s of speech; it needs at least {MIN_REFERENCE_SPEECH_S:.0f} s of the voice speaking"})
+            continue
+        regions = [(s["start"] / diarizer.SAMPLE_RATE, s["end"] / diarizer.SAMPLE_RATE) for s in speech]
+        _, _, _, means = diarizer.window_embeddings(wav, regions, smooth=0)
+        weights = [secs for secs, _ in means]
+        voice = sum(w * e for w, e in zip(weights, (e for _, e in means)))
+        references.append((item["name"], voice / max(float((voice @ voice) ** 0.5), 1e-9)))
+    return references, problems
+
+
+MIN_REFERENCE_SPEECH_S = 1.0
+
+
+def speaker_turns(audio, segments, num_speakers, references):
+    """Who spoke when (diarize.py), over the speech the words cover (words less than 0.3 s apart are
+    one stretch of speech), and which speakers are the known ones."""
+    from faster_whisper.audio import decode_audio
+
+    import diarize as diarizer
+
+    spans = [(w["start"], w["end"]) for s in segments for w in s.get("words", [])] or [(s["start"], s["end"]) for s in segments]
+    regions = []
+    for start, end in sorted(spans):
+        if regions and start - regions[-1][1] < 0.3:
+            regions[-1][1] = max(regions[-1][1], end)
+        else:
+            regions.append([start, end])
+    turns, info = diarizer.turns(decode_audio(audio, sampling_rate=diarizer.SAMPLE_RATE), regions, num_speakers)
+    names = diarizer.name_speakers(info.get("voices", []), references) if references else {}
+    return turns, names
 
 
 def serve():

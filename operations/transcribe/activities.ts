@@ -1,6 +1,6 @@
 // Transcribe's own steps (media-speech queue): the transcript file and result_data from the shared
 // recognition (activities/speech/recognition.ts).
-import { createRecognitionActivities, joinText, readRecognition, speechResultFields, writeSpeechFiles, type Recognition, type SpeechInput } from '../../activities/speech/recognition';
+import { createRecognitionActivities, joinText, readRecognition, recognisedSegments, speechResultFields, writeSpeechFiles, type Recognition, type SpeechInput } from '../../activities/speech/recognition';
 import type { JobOutput } from '../../jobs/types';
 import { speechOf, type StepDeps } from '../step-deps';
 import type { TranscribeParams } from './spec';
@@ -16,15 +16,19 @@ export function transcribeSteps(deps: StepDeps) {
       const p = input.params;
       const result = await readRecognition(storage, input.jobId, input.recognition);
       const words = p.word_timestamps && p.output_format === 'json';
-      const segments = result.passes.transcribe?.segments ?? [];
+      const { segments, speakers } = recognisedSegments(result, p);
       const text = joinText(segments.map((s) => s.text));
       const json = {
         text,
         language: result.language,
-        segments: segments.map((s) => ({ start: s.start, end: s.end, text: s.text, ...(words ? { words: s.words ?? [] } : {}) })),
+        ...(speakers ? { speakers } : {}),
+        segments: segments.map((s) => ({ start: s.start, end: s.end, text: s.text, ...(s.speaker ? { speaker: s.speaker } : {}), ...(s.channel !== undefined ? { channel: s.channel } : {}), ...(words ? { words: s.words ?? [] } : {}) })),
       };
       const outputFile = await writeSpeechFiles(storage, input.jobId, { format: p.output_format, json, cues: segments, segments });
-      return { outputFile, resultData: { language: result.language, text, ...speechResultFields(result, input.recognition, segments.length, p.output_format, started) } };
+      return {
+        outputFile,
+        resultData: { language: result.language, text, ...speechResultFields(result, input.recognition, segments.length, p.output_format, started), ...(speakers ? { speaker_count: speakers.length } : {}) },
+      };
     },
   };
 

@@ -3,7 +3,7 @@
 // (activities/speech/recognition.ts).
 import { Context } from '@temporalio/activity';
 import { alive, progressReporter } from '../../activities/step/heartbeat';
-import { createRecognitionActivities, joinText, noTranslationPath, readRecognition, speechResultFields, writeSpeechFiles, type Recognition, type SpeechInput } from '../../activities/speech/recognition';
+import { createRecognitionActivities, joinText, noTranslationPath, readRecognition, recognisedSegments, speechResultFields, writeSpeechFiles, type Recognition, type SpeechInput } from '../../activities/speech/recognition';
 import type { WhisperSegment } from '../../engines/speech/whisper.engine';
 import { planSpeechTranslation, targetsFromAnySpeech } from '../../engines/translate/speech-plan';
 import { translateRoute } from '../../engines/translate/translation-engine';
@@ -27,7 +27,8 @@ export function translateSteps(deps: StepDeps) {
       const source = result.language;
       const plan = planSpeechTranslation(pairs, p.source_language ?? source, target);
       if (!plan) throw noTranslationPath(source, target, targetsFromAnySpeech(pairs));
-      const segments = result.passes.transcribe?.segments ?? [];
+      // with speaker labels, a segment in which the speaker changes is translated in pieces, each keeping its speaker
+      const { segments, speakers } = recognisedSegments(result, p);
       const originals = segments.map((s) => s.text);
       const signal = Context.current().cancellationSignal;
       const report = progressReporter(input.progressRange);
@@ -43,16 +44,16 @@ export function translateSteps(deps: StepDeps) {
         engine = translator.name;
         route = plan.route;
       } else {
-        const english = alignByTime(segments, result.passes.translate?.segments ?? []);
+        const english = alignByChannel(segments, result.passes.translate?.segments ?? []);
         texts = plan.kind === 'whisper' ? english : await alive(() => translateRoute(translator, english, plan.route, signal));
         engine = plan.kind === 'whisper' ? 'whisper' : `whisper+${translator.name}`;
         route = plan.kind === 'whisper' ? [source, 'en'] : [source, ...plan.route];
       }
       report(1);
-      const aligned = segments.map((s, i) => ({ start: s.start, end: s.end, original: s.text, text: texts[i] ?? '' }));
+      const aligned = segments.map((s, i) => ({ start: s.start, end: s.end, ...(s.speaker ? { speaker: s.speaker } : {}), ...(s.channel !== undefined ? { channel: s.channel } : {}), original: s.text, text: texts[i] ?? '' }));
       const originalText = joinText(originals);
       const translatedText = joinText(texts);
-      const json = { source_language: source, target_language: target, original_text: originalText, translated_text: translatedText, segments: aligned };
+      const json = { source_language: source, target_language: target, original_text: originalText, translated_text: translatedText, ...(speakers ? { speakers } : {}), segments: aligned };
       const outputFile = await writeSpeechFiles(storage, input.jobId, { format: p.output_format, json, cues: aligned, segments });
       return {
         outputFile,
@@ -64,6 +65,7 @@ export function translateSteps(deps: StepDeps) {
           translation_engine: engine,
           translation_route: route,
           ...speechResultFields(result, input.recognition, segments.length, p.output_format, started),
+          ...(speakers ? { speaker_count: speakers.length } : {}),
         },
       };
     },
@@ -80,6 +82,19 @@ export function translateSteps(deps: StepDeps) {
       return steps.translateTranscript({ jobId: input.jobId, params: input.params, recognition: done, progressRange: [mid, to] });
     },
   };
+}
+
+/** alignByTime within each channel, when the segments come from several (one speaker per channel): a channel's English never lands on another's speech. */
+export function alignByChannel(originals: Pick<WhisperSegment, 'start' | 'end' | 'channel'>[], other: Pick<WhisperSegment, 'start' | 'end' | 'text' | 'channel'>[]): string[] {
+  const channels = new Set(originals.map((o) => o.channel));
+  if (channels.size <= 1) return alignByTime(originals, other);
+  const out: string[] = originals.map(() => '');
+  for (const channel of channels) {
+    const mine = originals.map((o, i) => [o, i] as const).filter(([o]) => o.channel === channel);
+    const texts = alignByTime(mine.map(([o]) => o), other.filter((x) => x.channel === channel));
+    mine.forEach(([, i], k) => (out[i] = texts[k] ?? ''));
+  }
+  return out;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { patched } from '@temporalio/workflow';
-import { mediaFetch, mediaSpeech } from '../../workflows/activity-proxies';
-import { sourceOf } from '../../lib/uploads';
+import { mediaSpeech } from '../../workflows/activity-proxies';
+import { fetchSpeechSources } from '../../workflows/speech-sources';
 import type { OperationRunner } from '../define';
 import type { TranslateParams } from './spec';
 
@@ -9,8 +9,8 @@ import type { TranslateParams } from './spec';
  * Apertium), so retrying it never redoes the recognition.
  */
 export const runTranslate: OperationRunner<TranslateParams> = async ({ jobId, params, plan }) => {
-  const { sourceFile } = await mediaFetch.fetchSource({ jobId, plan, url: sourceOf(params), quality: 'audio', format: null, progressRange: [0, 15] });
+  const { sourceFile, references } = await fetchSpeechSources(jobId, plan, params);
   if (!patched('speech-steps-v1')) return mediaSpeech.translate({ jobId, sourceFile, params, progressRange: [15, 99] });
-  const recognition = await mediaSpeech.recognizeSpeech({ jobId, sourceFile, request: { kind: 'translate', params }, progressRange: [15, 93] });
+  const recognition = await mediaSpeech.recognizeSpeech({ jobId, sourceFile, request: { kind: 'translate', params }, progressRange: [15, 93], ...(references ? { references } : {}) });
   return mediaSpeech.translateTranscript({ jobId, params, recognition, progressRange: [93, 99] });
 };

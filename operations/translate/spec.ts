@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LanguageCode, oneSource, sourceFields, sourceRequired, WebhookUrl } from '../fields';
 import type { OperationSpec } from '../define';
-import { ModelSizeField, OutputFormat, SPEECH_OUTPUT_FORMATS } from '../transcribe/spec';
+import { distinctSpeakerNames, knownSpeakerSources, labelsSpeakers, ModelSizeField, oneWayOfSpeakers, OutputFormat, SPEAKER_LABELS_COST, SPEECH_OUTPUT_FORMATS, speakerFields, speakersNeedDiarize } from '../transcribe/spec';
 
 export const TranslateRequestSchema = z
   .strictObject({
@@ -10,10 +10,14 @@ export const TranslateRequestSchema = z
     source_language: LanguageCode.nullable().default(null).meta({ description: 'ISO 639-1; null detects it' }),
     output_format: OutputFormat,
     model_size: ModelSizeField,
+    ...speakerFields,
     webhook_url: WebhookUrl,
   })
   .refine(...sourceRequired)
   .refine(...oneSource)
+  .refine(...speakersNeedDiarize)
+  .refine(...oneWayOfSpeakers)
+  .refine(...distinctSpeakerNames)
   .meta({ id: 'TranslateRequest' });
 
 export type TranslateParams = z.output<typeof TranslateRequestSchema>;
@@ -26,6 +30,7 @@ export const TranslateResultSchema = z
     translated_text: z.string(),
     segment_count: z.number().int(),
     output_format: z.enum(SPEECH_OUTPUT_FORMATS),
+    speaker_count: z.number().int().optional().meta({ description: 'With diarize: how many speakers were labelled' }),
   })
   .meta({ id: 'TranslateResult' });
 
@@ -36,8 +41,9 @@ export const translateSpec: OperationSpec<'translate', typeof TranslateRequestSc
   summary: 'Transcribe speech and translate it into another language (Whisper and Apertium, on this server)',
   request: TranslateRequestSchema,
   result: TranslateResultSchema,
-  cost: () => 5,
-  costText: '5 credits',
+  cost: (p) => 5 + (labelsSpeakers(p) ? SPEAKER_LABELS_COST : 0),
+  costText: '5 credits, 6 with speaker labels (diarize, known_speakers or multichannel)',
+  extraSources: knownSpeakerSources,
   mcp: { tool: 'translate', title: 'Translate speech' },
   output: 'text',
   check: (p, caps) => {

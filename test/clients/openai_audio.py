@@ -1,7 +1,8 @@
 """The official OpenAI Python SDK against the OpenAI-compatible audio routes (test/speech.e2e.test.ts).
 
 Prints one JSON object: what each call returned, or the SDK exception it raised.
-Usage: openai_audio.py BASE_URL KEY FREE_KEY AUDIO_FILE
+Usage: openai_audio.py BASE_URL KEY FREE_KEY AUDIO_FILE [CONVERSATION_FILE]
+(with a conversation: diarized_json and its stream, as OpenAI's gpt-4o-transcribe-diarize answers)
 """
 import json
 import sys
@@ -35,6 +36,13 @@ with open(audio, "rb") as f:
     out["stream"] = [e.model_dump() for e in events]
 with open(audio, "rb") as f:
     out["translation"] = client.audio.translations.create(file=f, model="tiny.en").text
+if len(sys.argv) > 5:
+    with open(sys.argv[5], "rb") as f:
+        d = client.audio.transcriptions.create(file=f, model="gpt-4o-transcribe-diarize", response_format="diarized_json", chunking_strategy="auto")
+        out["diarized"] = d.model_dump()
+    with open(sys.argv[5], "rb") as f:
+        events = client.audio.transcriptions.create(file=f, model="gpt-4o-transcribe-diarize", response_format="diarized_json", chunking_strategy="auto", stream=True)
+        out["diarized_stream"] = [e.model_dump() for e in events]
 out["bad_key"] = raised(lambda: OpenAI(base_url=base, api_key="vc_" + "0" * 40, max_retries=0).audio.transcriptions.create(file=open(audio, "rb"), model="tiny.en"))
 out["bad_format"] = raised(lambda: client.audio.transcriptions.create(file=open(audio, "rb"), model="tiny.en", response_format="xml"))
 free = OpenAI(base_url=base, api_key=free_key, max_retries=0)

@@ -21,3 +21,8 @@ export const SPEECH_SAMPLE_RATE = 16_000;
 export function speechAudioRecipe(file: string, out: string): string[] {
   return ['-i', file, ...MONO_S16(SPEECH_SAMPLE_RATE), '-f', 'wav', '-y', out];
 }
+
+/** One channel (0-based) of the first audio track as a 16 kHz mono WAV: a speaker per channel, each recognised on its own. */
+export function speechChannelRecipe(file: string, channel: number, out: string): string[] {
+  return ['-i', file, '-map', '0:a:0', '-vn', '-af', `pan=mono|c0=c${channel}`, '-ar', String(SPEECH_SAMPLE_RATE), '-c:a', 'pcm_s16le', '-f', 'wav', '-y', out];
+}
