@@ -284,9 +284,19 @@ export function groupRss(pgid: number): { bytes: number; processes: number } {
   return { bytes: each.reduce((a, b) => a + b, 0), processes: each.length };
 }
 
-/** Processes of the group other than the named long-lived ones (tools that jobs are running). */
+/** Processes of the group other than the named long-lived ones (tools that jobs are running; a speech worker's warm runner waits, it is not running a tool). */
 export function groupTools(pgid: number): string[] {
-  return groupProcesses(pgid).map((p) => p.comm).filter((comm) => /ffmpeg|ffprobe|yt-dlp|python/.test(comm));
+  return groupProcesses(pgid)
+    .filter((p) => /ffmpeg|ffprobe|yt-dlp|python/.test(p.comm) && !isWarmSpeechRunner(p.pid))
+    .map((p) => p.comm);
+}
+
+function isWarmSpeechRunner(pid: string): boolean {
+  try {
+    return /whisper_runner\.py\0--serve/.test(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 /** A static file server on loopback for `dir`. */
