@@ -1,6 +1,12 @@
 // Speaker label fields on the speech create calls: defaults, the extra credit, and a clear 422.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';
+import { waitFor } from './helpers/processes';
+import { SPEECH_DIR } from './helpers/speech-fixtures';
 
 const SOURCE = 'http://127.0.0.1:9/talk.m4a';
 
@@ -82,6 +88,40 @@ describe('speaker labels API: diarize and num_speakers on transcribe and transla
     assert.equal(missing.status, 404, missing.text);
     assert.match(missing.body.detail, /^known_speakers\.0\.upload_id: no upload with id upl_0+ in this account/);
     assert.equal(await h.balance(accountId), before, 'refused calls charge nothing');
+  });
+
+  it('OpenAI form: known_speaker_names[] with data-URL clips become uploads and known_speakers; each clip checked now, the field named in a 400', async () => {
+    const clip = (seconds: number) => {
+      const out = path.join(os.tmpdir(), `known-${seconds}-${process.pid}.wav`);
+      execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `sine=frequency=220:duration=${seconds}`, '-ar', '16000', '-ac', '1', out]);
+      return `data:audio/wav;base64,${fs.readFileSync(out).toString('base64')}`;
+    };
+    const send = async (fields: [string, string][]) => {
+      const form = new FormData();
+      form.append('model', 'whisper-1');
+      form.append('file', new Blob([fs.readFileSync(path.join(SPEECH_DIR, 'jfk.wav'))]), 'jfk.wav');
+      for (const [k, v] of fields) form.append(k, v);
+      const res = await fetch(`${h.baseUrl}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form, signal: AbortSignal.timeout(3000) }).catch(() => null);
+      return res && { status: res.status, body: (await res.json().catch(() => ({}))) as { error?: { message: string; param: string | null } } };
+    };
+    for (const [fields, param, message] of [
+      [[['response_format', 'diarized_json'], ['known_speaker_names[]', 'Ann']], 'known_speaker_references[]', /one clip per name/],
+      [[['response_format', 'diarized_json'], ['known_speaker_names[]', 'Ann'], ['known_speaker_references[]', 'https://x/a.wav']], 'known_speaker_references[0]', /must be a data URL of audio/],
+      [[['response_format', 'diarized_json'], ['known_speaker_names[]', 'Ann'], ['known_speaker_references[]', clip(12)]], 'known_speaker_references[0]', /is 12\.0 s long; give 2–10 s/],
+      [[['response_format', 'diarized_json'], ['known_speaker_names[]', 'Ann'], ['known_speaker_references[]', `data:text/plain;base64,${Buffer.from('hello there').toString('base64')}`]], 'known_speaker_references[0]', /is not audio or video/],
+      [[['response_format', 'json'], ['known_speaker_names[]', 'Ann'], ['known_speaker_references[]', clip(3)]], 'known_speaker_names[]', /set response_format=diarized_json/],
+    ] as const) {
+      const res = await send(fields as unknown as [string, string][]);
+      assert.equal(res?.status, 400, JSON.stringify(res?.body));
+      assert.equal(res!.body.error?.param, param);
+      assert.match(res!.body.error?.message ?? '', message);
+    }
+    // accepted: the job names Ann by an upload of the account (the harness runs no workers: the call waits, so it is not awaited)
+    const started = h.orchestrator.started.length;
+    void send([['response_format', 'diarized_json'], ['known_speaker_names[]', 'Ann'], ['known_speaker_references[]', clip(3)]]);
+    await waitFor('the job', async () => (h.orchestrator.started.length > started ? true : undefined), 30_000, 50);
+    const params = lastParams() as { known_speakers: { name: string; upload_id: string }[]; diarize: boolean };
+    assert.deepEqual(params.known_speakers.map((k) => [k.name, /^upl_/.test(k.upload_id)]), [['Ann', true]]);
   });
 
   it('the OpenAPI document describes both fields and the cost', async () => {

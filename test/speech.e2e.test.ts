@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import OpenAI from 'openai';
-import { conversation, trueSpeakerAt } from './helpers/conversations';
+import { conversation, referenceClip, trueSpeakerAt } from './helpers/conversations';
 import { projectRoot } from '../lib/config';
 import { ffprobe } from './helpers/media';
 import { cli, waitFor } from './helpers/processes';
@@ -260,7 +260,8 @@ describe('speech end to end: transcribe and translate through the API (serve, re
     it('the official openai Python SDK: formats, words, streaming, translations, and AuthenticationError, BadRequestError, RateLimitError', async () => {
       const python = path.join(projectRoot, '.venv/bin/python');
       const talk = await conversation(2, 6, 3);
-      const { stdout } = await execFileP(python, [path.join(projectRoot, 'test/clients/openai_audio.py'), `${s.base}/v1`, s.key, freeKey, JFK, talk.file], { maxBuffer: 16 * 1024 * 1024 });
+      const annClip = await referenceClip(talk.turns[0]!.speaker);
+      const { stdout } = await execFileP(python, [path.join(projectRoot, 'test/clients/openai_audio.py'), `${s.base}/v1`, s.key, freeKey, JFK, talk.file, annClip], { maxBuffer: 16 * 1024 * 1024 });
       const out = JSON.parse(stdout);
       assert.match(out.json, /country/);
       assert.equal(out.verbose.language, 'english');
@@ -287,6 +288,11 @@ describe('speech end to end: transcribe and translate through the API (serve, re
       const events = out.diarized_stream as Diarized[];
       assert.equal(events.at(-1)!.type, 'transcript.text.done');
       assert.deepEqual(events.slice(0, -1).map((e) => [e.type, e.speaker, e.text]), segments.map((x) => [x.type, x.speaker, x.text]));
+      // known_speaker_names[] with a reference clip as a data URL: the first voice is Ann, the other keeps a letter
+      const known = out.known.segments as Diarized[];
+      assert.deepEqual([...new Set(known.map((x) => x.speaker))], ['Ann', 'A']);
+      const named = known.filter((x) => (x.speaker === 'Ann') === (trueSpeakerAt(talk, (x.start + x.end) / 2) === first)).length;
+      assert.ok(named / known.length >= 0.9, `${named} of ${known.length} segments on the voice speaking`);
     });
   });
 });

@@ -85,7 +85,7 @@ function dispositionFilename(header: string | undefined): string | null {
  * collected, other files discarded) or, for any other content type, the raw body. More than
  * `maxBytes` of file stops the read with a 413 (the client is told to close the connection).
  */
-export async function receiveBody(req: IncomingMessage, opts: { partPath: string; maxBytes: number; limitSetBy: string; fileField: string; formOnly?: boolean }): Promise<ReceivedBody> {
+export async function receiveBody(req: IncomingMessage, opts: { partPath: string; maxBytes: number; limitSetBy: string; fileField: string; formOnly?: boolean; fieldBytes?: number }): Promise<ReceivedBody> {
   const declared = Number(req.headers['content-length'] ?? NaN);
   const type = req.headers['content-type'] ?? '';
   const multipart = /^multipart\/form-data/i.test(type);
@@ -108,7 +108,10 @@ export async function receiveBody(req: IncomingMessage, opts: { partPath: string
   }
 }
 
-function receiveMultipart(req: IncomingMessage, opts: { partPath: string; maxBytes: number; fileField: string }): Promise<ReceivedBody> {
+/** A form field's text at most (a form that names known speakers by data URL raises it). */
+const FIELD_BYTES = 64 * 1024;
+
+function receiveMultipart(req: IncomingMessage, opts: { partPath: string; maxBytes: number; fileField: string; fieldBytes?: number }): Promise<ReceivedBody> {
   return new Promise((resolve, reject) => {
     // no prototype: a field may be named __proto__ or constructor
     const fields: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
@@ -117,7 +120,9 @@ function receiveMultipart(req: IncomingMessage, opts: { partPath: string; maxByt
     let failed = false;
     let bb: busboy.Busboy;
     try {
-      bb = busboy({ headers: req.headers, limits: { fileSize: opts.maxBytes, files: 4, fields: 64, fieldSize: 64 * 1024 } });
+      // fields are held in memory: with larger fields, fewer of them
+      const fieldSize = opts.fieldBytes ?? FIELD_BYTES;
+      bb = busboy({ headers: req.headers, limits: { fileSize: opts.maxBytes, files: 4, fields: fieldSize > FIELD_BYTES ? 24 : 64, fieldSize } });
     } catch (err) {
       reject(new DomainError('bad_request', `The multipart body could not be read: ${err instanceof Error ? err.message : String(err)}`));
       return;
@@ -128,8 +133,10 @@ function receiveMultipart(req: IncomingMessage, opts: { partPath: string; maxByt
       req.unpipe(bb);
       reject(err);
     };
-    bb.on('field', (name, value) => {
-      (fields[name] ??= []).push(value);
+    bb.on('field', (name, value, info) => {
+      // a cut value would be read as if whole
+      if (info.valueTruncated) fail(new DomainError('payload_too_large', `The form field ${name} is larger than ${Math.round((opts.fieldBytes ?? FIELD_BYTES) / 1024)} KB`));
+      else (fields[name] ??= []).push(value);
     });
     bb.on('file', (name, stream, info) => {
       // a browser sends a file input left empty as a part with no file name and no bytes
@@ -198,33 +205,49 @@ export async function receiveUpload(
   deps: Pick<ApiDeps, 'config' | 'storage'>,
   account: Account,
   req: IncomingMessage,
-  opts: { fileField: string; formOnly?: boolean },
+  opts: { fileField: string; formOnly?: boolean; fieldBytes?: number },
 ): Promise<{ upload: UploadResource | null; fields: Record<string, string[]> }> {
   const fileField = opts.fileField;
   const limits = sourceLimits(account.plan, deps.config);
   const id = newUploadId();
-  const finalPath = deps.storage.uploadPath(id);
-  const partPath = `${finalPath}.part`;
-  const body = await receiveBody(req, { partPath, maxBytes: limits.maxBytes, limitSetBy: limits.bytesSetBy, fileField, formOnly: opts.formOnly });
+  const partPath = `${deps.storage.uploadPath(id)}.part`;
+  const body = await receiveBody(req, { partPath, maxBytes: limits.maxBytes, limitSetBy: limits.bytesSetBy, fileField, formOnly: opts.formOnly, fieldBytes: opts.fieldBytes });
   if (!body.file) return { upload: null, fields: body.fields };
+  const { duration: _measured, ...upload } = await keepUpload(em, deps, account, id, body.file);
+  return { upload, fields: body.fields };
+}
+
+/** An upload of the account from bytes already in hand (a clip sent as a data URL), within the plan's size limit; with its measured duration. */
+export async function uploadBytes(em: EntityManager, deps: Pick<ApiDeps, 'config' | 'storage'>, account: Account, bytes: Buffer, filename: string): Promise<UploadResource & { duration: number | null }> {
+  const limits = sourceLimits(account.plan, deps.config);
+  if (bytes.length > limits.maxBytes) throw tooLarge(limits.maxBytes, limits.bytesSetBy);
+  const id = newUploadId();
+  const partPath = `${deps.storage.uploadPath(id)}.part`;
+  await fsp.mkdir(path.dirname(partPath), { recursive: true });
+  await fsp.writeFile(partPath, bytes);
+  return keepUpload(em, deps, account, id, { path: partPath, filename: cleanFilename(filename), size: bytes.length });
+}
+
+/** A received file checked as audio or video, kept in storage with what a worker needs to know of it, and its row written. */
+async function keepUpload(em: EntityManager, deps: Pick<ApiDeps, 'config' | 'storage'>, account: Account, id: string, file: { path: string; filename: string; size: number }): Promise<UploadResource & { duration: number | null }> {
   try {
-    const { contentType, duration } = await checkMedia(deps, partPath);
-    await fsp.rename(partPath, finalPath);
-    await deps.storage.commitUpload(id, { filename: body.file.filename, content_type: contentType, duration });
+    const { contentType, duration } = await checkMedia(deps, file.path);
+    await fsp.rename(file.path, deps.storage.uploadPath(id));
+    await deps.storage.commitUpload(id, { filename: file.filename, content_type: contentType, duration });
     const now = new Date();
     const row = em.create(Upload, {
       id,
       accountId: account.id,
-      filename: body.file.filename,
-      size: body.file.size,
+      filename: file.filename,
+      size: file.size,
       contentType,
       createdAt: now,
       expiresAt: new Date(now.getTime() + deps.config.downloadUrlTtlMinutes * 60_000),
     });
     await em.persistAndFlush(row);
-    return { upload: presentUpload(row), fields: body.fields };
+    return { ...presentUpload(row), duration };
   } catch (err) {
-    await fsp.rm(partPath, { force: true });
+    await fsp.rm(file.path, { force: true });
     await deps.storage.removeUpload(id);
     throw err;
   }

@@ -11,14 +11,14 @@ import { DECODING_FILE, type SegmentDecoding } from '../../engines/speech/whispe
 import { DomainError } from '../../lib/errors';
 import type { StoredFailureKind } from '../../lib/job-failure';
 import { LanguageCode } from '../../operations/fields';
-import { MODEL_SIZES, type ModelSize } from '../../operations/transcribe/spec';
+import { MAX_KNOWN_SPEAKERS, MODEL_SIZES, REFERENCE_SECONDS, type ModelSize } from '../../operations/transcribe/spec';
 import { requireAuth } from '../auth.middleware';
 import type { ApiContext, ApiDeps, ApiState } from '../context';
 import { accountOf } from '../context';
 import { openAiError } from '../error.middleware';
 import { json, registry } from '../openapi';
 import { createJob } from '../../jobs/service';
-import { receiveUpload } from '../../uploads/service';
+import { receiveUpload, uploadBytes } from '../../uploads/service';
 import { parseInput } from '../../lib/validation';
 
 const RESPONSE_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt', 'diarized_json'] as const;
@@ -37,6 +37,8 @@ const AudioForm = z.object({
   timestamp_granularities: z.array(z.enum(['word', 'segment'], { error: 'must be word or segment' })).default([]),
   stream: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false'),
   url: z.string().optional(),
+  known_speaker_names: z.array(z.string()).max(MAX_KNOWN_SPEAKERS, `must name at most ${MAX_KNOWN_SPEAKERS} speakers`).default([]),
+  known_speaker_references: z.array(z.string()).max(MAX_KNOWN_SPEAKERS, `must hold at most ${MAX_KNOWN_SPEAKERS} clips`).default([]),
 });
 type AudioRequest = z.output<typeof AudioForm>;
 
@@ -87,6 +89,8 @@ const FormSchema = z.object({
   response_format: z.enum(RESPONSE_FORMATS).optional(),
   temperature: z.number().optional().meta({ description: 'Accepted for compatibility; decoding uses its own temperature fallback' }),
   'timestamp_granularities[]': z.array(z.enum(['word', 'segment'])).optional().meta({ description: 'verbose_json: word and/or segment (the default)' }),
+  'known_speaker_names[]': z.array(z.string()).optional().meta({ description: `diarized_json: up to ${MAX_KNOWN_SPEAKERS} names, each labelling the voice of the reference clip at the same place in known_speaker_references[]` }),
+  'known_speaker_references[]': z.array(z.string()).optional().meta({ description: `diarized_json: data URLs (data:audio/…;base64,…) of ${REFERENCE_SECONDS[0]}–${REFERENCE_SECONDS[1]} s clips of each known speaker, at most 2 MB each` }),
   stream: z.boolean().optional().meta({ description: 'Transcriptions: text/event-stream of transcript.text.delta events (transcript.text.segment events with diarized_json, once the speakers are known), then transcript.text.done' }),
 });
 
@@ -113,22 +117,15 @@ for (const [route, task] of [['/v1/audio/transcriptions', 'transcription'], ['/v
   });
 }
 
-/** OpenAI's fields this server does not take yet: refused by name rather than ignored, so no one gets letters where they asked for names. */
-const NOT_TAKEN: Record<string, string> = {
-  known_speaker_names: 'is not supported on this server yet: name known speakers with POST /v1/transcribe and known_speakers [{name, url | upload_id}]',
-  known_speaker_references: 'is not supported on this server yet: name known speakers with POST /v1/transcribe and known_speakers [{name, url | upload_id}]',
-};
+/** Form fields that are lists (sent as `name[]`, once per value). */
+const LIST_FIELDS = new Set(['timestamp_granularities', 'known_speaker_names', 'known_speaker_references']);
 
-/** The form's fields as one value each (arrays for `timestamp_granularities[]`). */
+/** The form's fields as one value each (arrays for the list fields). */
 function formValues(fields: Record<string, string[]>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const name of Object.keys(fields)) {
-    const key = name.replace(/\[\]$/, '');
-    if (NOT_TAKEN[key]) throw DomainError.invalidField(name, NOT_TAKEN[key]);
-  }
   for (const [name, values] of Object.entries(fields)) {
     const key = name.replace(/\[\]$/, '');
-    if (key === 'timestamp_granularities') out[key] = [...((out[key] as string[] | undefined) ?? []), ...values];
+    if (LIST_FIELDS.has(key)) out[key] = [...((out[key] as string[] | undefined) ?? []), ...values];
     else if (key in AudioForm.shape) out[key] = values[values.length - 1];
   }
   return out;
@@ -272,13 +269,40 @@ function streamTranscription(ctx: ApiContext, deps: ApiDeps, jobId: string, diar
     .finally(() => out.end());
 }
 
+/** A data URL of a known speaker's clip, base64 (about 2 MB of audio): a form field this large is allowed on these routes. */
+const REFERENCE_FIELD_BYTES = Math.ceil((2 * 1024 * 1024 * 4) / 3) + 256;
+
+/**
+ * OpenAI's known speakers (names, and clips as data URLs at the same places) as uploads of the
+ * account, each checked now: audio, 2–10 s. What POST /v1/transcribe takes as known_speakers.
+ */
+async function knownSpeakers(ctx: ApiContext, deps: ApiDeps, req: AudioRequest): Promise<{ name: string; upload_id: string }[]> {
+  const names = req.known_speaker_names;
+  const refs = req.known_speaker_references;
+  if (names.length !== refs.length) throw DomainError.invalidField('known_speaker_references[]', `must hold one clip per name in known_speaker_names[] (${names.length} names, ${refs.length} clips)`);
+  const out: { name: string; upload_id: string }[] = [];
+  for (const [i, ref] of refs.entries()) {
+    const field = `known_speaker_references[${i}]`;
+    const m = /^data:([a-z0-9.+/-]*)(?:;[a-z0-9=.+-]+)*;base64,([A-Za-z0-9+/=\s]+)$/i.exec(ref);
+    if (!m) throw DomainError.invalidField(field, 'must be a data URL of audio, data:audio/…;base64,…');
+    const clip = await uploadBytes(ctx.state.em, deps, accountOf(ctx), Buffer.from(m[2]!, 'base64'), `${names[i]}.${(m[1] ?? '').split('/')[1] ?? 'audio'}`).catch((err: unknown) => {
+      if (err instanceof DomainError && err.kind === 'unsupported_media_type') throw DomainError.invalidField(field, 'is not audio or video');
+      throw err;
+    });
+    const [min, max] = REFERENCE_SECONDS;
+    if (clip.duration !== null && (clip.duration < min || clip.duration > max)) throw DomainError.invalidField(field, `is ${clip.duration.toFixed(1)} s long; give ${min}–${max} s of that voice alone`);
+    out.push({ name: names[i]!, upload_id: clip.upload_id });
+  }
+  return out;
+}
+
 export function openAiAudioRoutes(deps: ApiDeps): Router<ApiState> {
   const router = new Router<ApiState>();
   router.use(['/v1/audio/transcriptions', '/v1/audio/translations'], requireAuth());
   for (const [route, task] of [['/v1/audio/transcriptions', 'transcribe'], ['/v1/audio/translations', 'translate']] as const) {
     router.post(route, async (ctx) => {
       const account = accountOf(ctx);
-      const { upload, fields } = await receiveUpload(ctx.state.em, deps, account, ctx.req, { fileField: 'file', formOnly: true }).catch((err: unknown) => {
+      const { upload, fields } = await receiveUpload(ctx.state.em, deps, account, ctx.req, { fileField: 'file', formOnly: true, fieldBytes: REFERENCE_FIELD_BYTES }).catch((err: unknown) => {
         if (!ctx.req.complete) ctx.set('Connection', 'close');
         throw err;
       });
@@ -291,7 +315,9 @@ export function openAiAudioRoutes(deps: ApiDeps): Router<ApiState> {
       const source = upload ? { upload_id: upload.upload_id } : { url: req.url };
       const outputFormat = req.response_format === 'srt' || req.response_format === 'vtt' ? req.response_format : 'json';
       const words = req.response_format === 'verbose_json' && req.timestamp_granularities.includes('word');
-      const speakers = diarize ? { diarize: true } : {};
+      const known = await knownSpeakers(ctx, deps, req);
+      if (known.length && !diarize) throw DomainError.invalidField('known_speaker_names[]', 'names speakers in diarized_json: set response_format=diarized_json');
+      const speakers = known.length ? { known_speakers: known } : diarize ? { diarize: true } : {};
       // an English-only model (tiny.en…) names the spoken language
       const spoken = req.model.endsWith('.en') ? 'en' : null;
       const body =

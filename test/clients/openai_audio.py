@@ -1,8 +1,9 @@
 """The official OpenAI Python SDK against the OpenAI-compatible audio routes (test/speech.e2e.test.ts).
 
 Prints one JSON object: what each call returned, or the SDK exception it raised.
-Usage: openai_audio.py BASE_URL KEY FREE_KEY AUDIO_FILE [CONVERSATION_FILE]
-(with a conversation: diarized_json and its stream, as OpenAI's gpt-4o-transcribe-diarize answers)
+Usage: openai_audio.py BASE_URL KEY FREE_KEY AUDIO_FILE [CONVERSATION_FILE REFERENCE_CLIP]
+(with a conversation: diarized_json and its stream, as OpenAI's gpt-4o-transcribe-diarize answers,
+and diarized_json with the reference clip as the known speaker "Ann")
 """
 import json
 import sys
@@ -43,6 +44,16 @@ if len(sys.argv) > 5:
     with open(sys.argv[5], "rb") as f:
         events = client.audio.transcriptions.create(file=f, model="gpt-4o-transcribe-diarize", response_format="diarized_json", chunking_strategy="auto", stream=True)
         out["diarized_stream"] = [e.model_dump() for e in events]
+    import base64
+
+    with open(sys.argv[6], "rb") as clip:
+        ann = "data:audio/wav;base64," + base64.b64encode(clip.read()).decode()
+    with open(sys.argv[5], "rb") as f:
+        d = client.audio.transcriptions.create(
+            file=f, model="gpt-4o-transcribe-diarize", response_format="diarized_json", chunking_strategy="auto",
+            known_speaker_names=["Ann"], known_speaker_references=[ann],
+        )
+        out["known"] = d.model_dump()
 out["bad_key"] = raised(lambda: OpenAI(base_url=base, api_key="vc_" + "0" * 40, max_retries=0).audio.transcriptions.create(file=open(audio, "rb"), model="tiny.en"))
 out["bad_format"] = raised(lambda: client.audio.transcriptions.create(file=open(audio, "rb"), model="tiny.en", response_format="xml"))
 free = OpenAI(base_url=base, api_key=free_key, max_retries=0)
