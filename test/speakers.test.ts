@@ -8,18 +8,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createRecognitionActivities, type Recognition } from '../activities/speech/recognition';
-import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
-import { createSpeechServices } from '../engines/speech/services';
-import { createWhisperEngine, runnerPath, type WhisperResult } from '../engines/speech/whisper.engine';
+import type { Recognition } from '../activities/speech/recognition';
+import { runnerPath, type WhisperResult } from '../engines/speech/whisper.engine';
 import { LocalStorage } from '../engines/storage';
 import type { JobOutput } from '../jobs/types';
 import { loadConfig } from '../lib/config';
-import { transcribeSteps } from '../operations/transcribe/activities';
 import type { TranscribeParams } from '../operations/transcribe/spec';
-import { translateSteps } from '../operations/translate/activities';
 import type { TranslateParams } from '../operations/translate/spec';
 import { activityEnv } from './helpers/activity-env';
+import { speechSteps } from './helpers/speech-steps';
 import { conversation, referenceClip, silentClip, stereoConversation, trueSpeakerAt, wordAccuracy, type Conversation } from './helpers/conversations';
 import { expectNonRetryable } from './helpers/activity-env';
 import { USER_FAILURE_TYPES } from '../lib/job-failure';
@@ -35,13 +32,7 @@ interface SpeakerJson {
 describe('speaker labels (real faster-whisper, the speaker encoder read from the resemblyzer wheel, no torch)', function () {
   const config = loadConfig({ ...process.env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-speakers-')) });
   const storage = new LocalStorage(config);
-  const speech = { whisper: createWhisperEngine({ python: config.whisperPython }), ...createSpeechServices(config) };
-  const ffmpeg = createFfmpegEngine(config);
-  const activities = {
-    ...createRecognitionActivities({ ...speech, ffmpeg, storage, config }),
-    ...transcribeSteps({ config, storage, ffmpeg, speech }),
-    ...translateSteps({ config, storage, ffmpeg, speech }),
-  };
+  const { speech, activities } = speechSteps(config, storage);
   let n = 0;
   // the counts the issue asks about: 2–4 speakers, five conversations
   const PLAN: [number, number, number][] = [[2, 8, 1], [3, 9, 2], [2, 6, 3], [3, 8, 4], [4, 10, 5]];

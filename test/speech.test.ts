@@ -2,14 +2,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRecognitionActivities } from '../activities/speech/recognition';
-import { transcribeSteps } from '../operations/transcribe/activities';
-import { alignByTime, translateSteps } from '../operations/translate/activities';
-import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
+import { alignByTime } from '../operations/translate/activities';
 import { inspectModelDir, ModelRegistry, ModelSelectionError } from '../engines/speech/model-registry';
-import { createSpeechServices } from '../engines/speech/services';
 import { toSrt, toVtt } from '../engines/speech/subtitles';
-import { createWhisperEngine } from '../engines/speech/whisper.engine';
 import { createApertiumEngine, modesToPairs } from '../engines/translate/apertium.engine';
 import { planSpeechTranslation } from '../engines/translate/speech-plan';
 import { planRoute, reachablePairs, translateRoute, type LanguagePair } from '../engines/translate/translation-engine';
@@ -19,6 +14,7 @@ import type { TranscribeParams } from '../operations/transcribe/spec';
 import type { TranslateParams } from '../operations/translate/spec';
 import { LocalStorage } from '../engines/storage';
 import { activityEnv } from './helpers/activity-env';
+import { speechSteps } from './helpers/speech-steps';
 import { EXPECTED, SPEECH_DIR } from './helpers/speech-fixtures';
 import { assertMonotonic, parseSrtStrict, parseVttStrict, wordErrorRate } from './helpers/subtitles';
 
@@ -26,15 +22,8 @@ import { assertMonotonic, parseSrtStrict, parseVttStrict, wordErrorRate } from '
 describe('speech: model registry, Apertium and the faster-whisper activities', function () {
   const config = loadConfig({ ...process.env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-speech-')) });
   const storage = new LocalStorage(config);
-  const services = createSpeechServices(config);
   // the media-speech worker's steps, as workers/queues.ts builds them
-  const speech = { whisper: createWhisperEngine({ python: config.whisperPython }), ...services };
-  const ffmpeg = createFfmpegEngine(config);
-  const activities = {
-    ...createRecognitionActivities({ ...speech, ffmpeg, storage, config }),
-    ...transcribeSteps({ config, storage, ffmpeg, speech }),
-    ...translateSteps({ config, storage, ffmpeg, speech }),
-  };
+  const { services, activities } = speechSteps(config, storage);
   let n = 0;
 
   after(() => fs.rmSync(config.dataDir, { recursive: true, force: true }));

@@ -5,24 +5,10 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { startApiHarness, type ApiHarness } from './helpers/api-harness';
+import { wavHeader } from './helpers/wav';
 
 /** A WAV header for `dataBytes` of 16-bit stereo PCM at 48 kHz: a valid file of any size, streamed without a file on disk. */
-function wavHeader(dataBytes: number): Buffer {
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0);
-  h.writeUInt32LE(36 + dataBytes, 4);
-  h.write('WAVEfmt ', 8);
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(2, 22);
-  h.writeUInt32LE(48_000, 24);
-  h.writeUInt32LE(48_000 * 4, 28);
-  h.writeUInt16LE(4, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36);
-  h.writeUInt32LE(dataBytes, 40);
-  return h;
-}
+const stereoWavHeader = (dataBytes: number) => wavHeader(dataBytes, { channels: 2, rate: 48_000 });
 
 interface Sent {
   status: number;
@@ -153,14 +139,14 @@ describe('uploads: POST /v1/uploads streams a file to storage, checks it, and an
     const limit = h.config.maxSourceBytes;
     h.config.maxSourceBytes = 4 * 1024 * 1024;
     try {
-      const declared = await streamUpload(h.baseUrl, key, { total: 64 * 1024 * 1024, declaredLength: 600 * 1024 * 1024, header: wavHeader(600 * 1024 * 1024) });
+      const declared = await streamUpload(h.baseUrl, key, { total: 64 * 1024 * 1024, declaredLength: 600 * 1024 * 1024, header: stereoWavHeader(600 * 1024 * 1024) });
       assert.equal(declared.status, 413, JSON.stringify(declared.body));
       assert.match(declared.body.detail, /larger than 4 MiB, the upload limit of this service/);
       assert.ok(declared.sentWhenAnswered < 32 * 1024 * 1024, `answered after ${declared.sentWhenAnswered} bytes of 64 MiB`);
-      const chunked = await streamUpload(h.baseUrl, key, { total: 64 * 1024 * 1024, chunked: true, header: wavHeader(64 * 1024 * 1024) });
+      const chunked = await streamUpload(h.baseUrl, key, { total: 64 * 1024 * 1024, chunked: true, header: stereoWavHeader(64 * 1024 * 1024) });
       assert.equal(chunked.status, 413, JSON.stringify(chunked.body));
       assert.ok(chunked.sentWhenAnswered < 32 * 1024 * 1024, `answered after ${chunked.sentWhenAnswered} bytes of 64 MiB`);
-      const form = await multipart('big.wav', Buffer.concat([wavHeader(6 * 1024 * 1024), Buffer.alloc(6 * 1024 * 1024)]), 'audio/wav');
+      const form = await multipart('big.wav', Buffer.concat([stereoWavHeader(6 * 1024 * 1024), Buffer.alloc(6 * 1024 * 1024)]), 'audio/wav');
       assert.equal(form.status, 413);
       assert.deepEqual(fs.readdirSync(h.config.uploadsDir).filter((n) => n.endsWith('.part')), [], 'no partial body is left');
     } finally {
@@ -174,7 +160,7 @@ describe('uploads: POST /v1/uploads streams a file to storage, checks it, and an
     const before = process.memoryUsage().rss;
     let peak = before;
     const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
-    const res = await streamUpload(h.baseUrl, key, { total, header: wavHeader(total - 44) }).finally(() => clearInterval(timer));
+    const res = await streamUpload(h.baseUrl, key, { total, header: stereoWavHeader(total - 44) }).finally(() => clearInterval(timer));
     assert.equal(res.status, 201, JSON.stringify(res.body));
     assert.equal(res.body.size, total);
     assert.equal(res.body.content_type, 'audio/wav');

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { wavHeader } from './wav';
 
 const run = promisify(execFile);
 const RATE = 16000;
@@ -75,23 +76,6 @@ async function speak(text: string, speaker: number, dir: string, n: number): Pro
   await run('espeak-ng', ['-v', v.voice, '-p', String(v.pitch), '-s', String(v.speed), '-w', wav, text]);
   const { stdout } = await run('ffmpeg', ['-loglevel', 'error', '-i', wav, '-ar', String(RATE), '-ac', '1', '-f', 's16le', '-'], { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 });
   return stdout;
-}
-
-function wavHeader(dataBytes: number, channels = 1): Buffer {
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0);
-  h.writeUInt32LE(36 + dataBytes, 4);
-  h.write('WAVEfmt ', 8);
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(channels, 22);
-  h.writeUInt32LE(RATE, 24);
-  h.writeUInt32LE(RATE * 2 * channels, 28);
-  h.writeUInt16LE(2 * channels, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36);
-  h.writeUInt32LE(dataBytes, 40);
-  return h;
 }
 
 /** `turns` turns among `speakers` voices: each voice speaks first in order, then a random other voice each turn. */
@@ -187,7 +171,7 @@ export function stereoConversation(conv: Conversation): string {
     const to = Math.min(samples, Math.ceil(turn.end * RATE));
     for (let i = from; i < to; i++) stereo.writeInt16LE(mono.readInt16LE(i * 2), i * 4 + turn.speaker * 2);
   }
-  fs.writeFileSync(`${file}.part`, Buffer.concat([wavHeader(stereo.length, 2), stereo]));
+  fs.writeFileSync(`${file}.part`, Buffer.concat([wavHeader(stereo.length, { channels: 2 }), stereo]));
   fs.renameSync(`${file}.part`, file);
   return file;
 }
