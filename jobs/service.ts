@@ -13,6 +13,7 @@ import type { JobType, MediaJobInput } from './types';
 import { log } from '../lib/logger';
 import { creditsCharged, jobsCreated } from '../lib/metrics';
 import { OPERATIONS } from '../operations/registry';
+import type { ExtraSource } from '../operations/define';
 import { sourceOf } from '../lib/uploads';
 import type { ApiDeps } from '../api/context';
 import { afterCursor, page } from '../lib/cursor';
@@ -35,6 +36,16 @@ export async function assertReachable(field: string, url: string, allowPrivate: 
   if (!check.ok) throw DomainError.invalidField(field, check.reason);
 }
 
+/** A further source that is an upload: the account's, not expired, and as long as it must be (measured when received). */
+async function checkExtraUpload(em: EntityManager, deps: ApiDeps, account: Account, extra: ExtraSource): Promise<void> {
+  const field = `${extra.field}.upload_id`;
+  await findAccountUpload(em, account, extra.upload_id!, field);
+  const seconds = extra.seconds && (await deps.storage.readUploadInfo(extra.upload_id!))?.duration;
+  if (extra.seconds && typeof seconds === 'number' && (seconds < extra.seconds[0] || seconds > extra.seconds[1])) {
+    throw DomainError.invalidField(field, `is ${seconds.toFixed(1)} s long; give ${extra.seconds[0]}–${extra.seconds[1]} s`);
+  }
+}
+
 /**
  * Validates an operation's request, charges the account and writes the job row in one transaction,
  * then hands the job to the dispatcher, which starts its workflow.
@@ -48,7 +59,7 @@ export async function createJob(em: EntityManager, deps: ApiDeps, account: Accou
   if (upload) await findAccountUpload(em, account, upload);
   else await assertReachable('url', (params as { url: string }).url, deps.config.allowPrivateNetwork);
   for (const extra of op.extraSources?.(params as never) ?? []) {
-    if (extra.upload_id) await findAccountUpload(em, account, extra.upload_id, `${extra.field}.upload_id`);
+    if (extra.upload_id) await checkExtraUpload(em, deps, account, extra);
     else if (extra.url) await assertReachable(`${extra.field}.url`, extra.url, deps.config.allowPrivateNetwork);
   }
   const source = sourceOf(params);

@@ -46,6 +46,8 @@ export interface ExtraSource {
   field: string;
   url?: string;
   upload_id?: string;
+  /** How long it must be (seconds, inclusive): an upload, measured when it was received, is held to it at creation. */
+  seconds?: readonly [number, number];
 }
 
 /** The workflow steps of one operation (its runner.ts): from the job's parameters to its output file and result_data. */

@@ -84,6 +84,15 @@ describe('speaker labels API: diarize and num_speakers on transcribe and transla
       assert.equal(res.body.errors[0].field, field, res.text);
       assert.match(res.body.detail, detail);
     }
+    // an uploaded clip was measured when it was received: one outside 2–10 s is refused at once
+    const long = path.join(os.tmpdir(), `known-upload-12-${process.pid}.wav`);
+    execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=220:duration=12', '-ar', '16000', '-ac', '1', long]);
+    const uploaded = await fetch(`${h.baseUrl}/v1/uploads`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'audio/wav' }, body: fs.readFileSync(long) });
+    const uploadId = ((await uploaded.json()) as { upload_id: string }).upload_id;
+    const tooLong = await post('/v1/transcribe', { url: SOURCE, known_speakers: [{ name: 'Ann', upload_id: uploadId }] });
+    assert.equal(tooLong.status, 422, tooLong.text);
+    assert.equal(tooLong.body.errors[0].field, 'known_speakers.0.upload_id');
+    assert.match(tooLong.body.detail, /is 12\.0 s long; give 2–10 s/);
     const missing = await post('/v1/transcribe', { url: SOURCE, known_speakers: [{ name: 'Ann', upload_id: 'upl_000000000000000000000000' }] });
     assert.equal(missing.status, 404, missing.text);
     assert.match(missing.body.detail, /^known_speakers\.0\.upload_id: no upload with id upl_0+ in this account/);

@@ -43,7 +43,7 @@ export const speakerFields = {
             .trim()
             .min(1, 'must be a name of 1 to 40 characters')
             .max(40, 'must be a name of 1 to 40 characters')
-            .regex(/^[^\p{Cc}<>&]+$/u, 'must not hold control characters, <, > or &')
+            .regex(/^[^\u0000-\u001f\u007f<>&]+$/, 'must not hold control characters, <, > or &')
             .meta({ description: 'The label for this voice, in place of a letter' }),
           ...sourceFields,
         })
@@ -72,7 +72,7 @@ export function diarizes(p: SpeakerParams): boolean {
 
 /** The reference clips a job fetches besides its source, each named by its field. */
 export function knownSpeakerSources(p: SpeakerParams): ExtraSource[] {
-  return (p.known_speakers ?? []).map((k, i) => ({ field: `known_speakers.${i}`, url: k.url, upload_id: k.upload_id }));
+  return (p.known_speakers ?? []).map((k, i) => ({ field: `known_speakers.${i}`, url: k.url, upload_id: k.upload_id, seconds: REFERENCE_SECONDS }));
 }
 
 type SpeakerParams = { diarize?: boolean; num_speakers?: number | null; multichannel?: boolean; known_speakers?: { name: string; url?: string; upload_id?: string }[] };
