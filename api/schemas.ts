@@ -31,6 +31,18 @@ export const JobSchema = z
     credits_charged: z.number().int(),
     progress: z.number().int().min(0).max(100).nullable().meta({ description: 'Beyond the contract: 0–100 while running' }),
     download_url: z.string().nullable(),
+    files: z
+      .array(
+        z
+          .object({
+            name: z.string().meta({ description: 'The file name, e.g. storyboard.jpg' }),
+            content_type: z.string(),
+            size: z.number().int().nullable().meta({ description: 'Bytes; null on jobs completed before sizes were recorded' }),
+            url: z.string().meta({ description: 'Signed link, like download_url and with its expiry; the first file\'s is download_url' }),
+          })
+          .meta({ id: 'JobFile' }),
+      )
+      .meta({ description: 'Every output file of a completed job, the one download_url serves first (a storyboard: its WebVTT, sprite and JSON; a download: the video and its subtitle files); empty until it completes and once its files have expired' }),
     result_data: ResultDataSchema.nullable(),
     error_message: z.string().nullable(),
     failure_kind: z

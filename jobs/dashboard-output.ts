@@ -22,7 +22,8 @@ async function outputOf(deps: Pick<ApiDeps, 'storage'>, job: Job, resource: JobR
     return out.ok ? deps.storage.readOutputText(out.relative, MAX_INLINE_BYTES) : null;
   };
   try {
-    return await OPERATIONS[job.jobType].show({ result: resource.result_data ?? {}, downloadUrl: resource.download_url ?? null, readText });
+    const fileUrl = (name: string): string | null => resource.files.find((f) => f.name === name)?.url ?? null;
+    return await OPERATIONS[job.jobType].show({ result: resource.result_data ?? {}, downloadUrl: resource.download_url ?? null, readText, fileUrl });
   } catch (err) {
     if (err instanceof SyntaxError) return { kind: 'unavailable', reason: 'The output file could not be read; use the download link.' };
     throw err;

@@ -112,9 +112,20 @@ export function outputView(output: JobOutputView, job: JobResource): Html {
         output.topLevelTotal > MAX_INLINE_COMMENTS ? html`; the first ${MAX_INLINE_COMMENTS} are shown, the file has them all` : ''
       }.</p>
 <ol class="comments" data-testid="comments">${output.comments.map(commentItem)}</ol>`;
+    case 'storyboard':
+      return storyboardFigure(output);
     case 'figures':
       return html`<dl class="${output.code ? 'figures hashes' : 'figures'}">${output.figures.map(([k, v]) => html`<div><dt>${k}</dt><dd>${output.code ? html`<code>${v}</code>` : v}</dd></div>`)}</dl>`;
   }
+}
+
+/** A storyboard as its sprite, each tile outlined and labelled with the time it stands for (SVG: no inline styles under the page's policy). */
+function storyboardFigure(sb: Extract<JobOutputView, { kind: 'storyboard' }>): Html {
+  return html`<p>${sb.tiles.length} tiles, ${sb.tiles[0] ? `${sb.tiles[0].end - sb.tiles[0].start} s` : ''} apart.</p>
+<figure class="storyboard"><svg viewBox="0 0 ${sb.width} ${sb.height}" width="${sb.width}" height="${sb.height}" role="img" aria-label="Storyboard sprite of ${sb.tiles.length} tiles" data-testid="storyboard">
+<image href="${safeHref(sb.spriteUrl)}" x="0" y="0" width="${sb.width}" height="${sb.height}"/>
+${sb.tiles.map((t) => html`<g class="tile"><rect x="${t.x}" y="${t.y}" width="${t.w}" height="${t.h}" class="tile-frame"/><rect x="${t.x}" y="${t.y + t.h - 16}" width="${Math.min(t.w, 44)}" height="16" class="tile-label"/><text x="${t.x + 3}" y="${t.y + t.h - 4}" class="tile-time">${clock(t.start)}</text></g>`)}
+</svg><figcaption>Each tile is the frame shown while scrubbing from its time to the next tile's.</figcaption></figure>`;
 }
 
 /** Each speaker's colour (one of eight, in order of first speech). */
@@ -167,9 +178,17 @@ ${j.status === 'completed'
   ? html`<section aria-labelledby="output-h"><h2 id="output-h">Output</h2>
 ${outputView(data.output, j)}
 ${j.download_url ? html`<p class="download"><a href="${safeHref(j.download_url)}" class="button-secondary" data-testid="download-link">Download the file</a> <span>Link expires ${dateTime(j.expires_at)}.</span></p>` : ''}
+${j.files.length > 1 ? html`<ul class="files" data-testid="job-files">${j.files.map((f) => html`<li><a href="${safeHref(f.url)}">${f.name}</a> <span>${f.content_type}${f.size === null ? '' : `, ${bytesText(f.size)}`}</span></li>`)}</ul>` : ''}
 </section>`
   : ''}
 ${j.result_data ? html`<section aria-labelledby="result-h"><h2 id="result-h"><code>result_data</code></h2><pre class="json" tabindex="0">${pretty(j.result_data)}</pre></section>` : ''}
 <section aria-labelledby="params-h"><h2 id="params-h">Parameters</h2><pre class="json" tabindex="0">${pretty(j.parameters)}</pre></section>
 <p><a href="/dashboard/jobs">All jobs</a></p>`;
+}
+
+/** A file size for people: bytes, kB or MB. */
+function bytesText(n: number): string {
+  if (n < 1000) return `${n} bytes`;
+  if (n < 1_000_000) return `${(n / 1000).toFixed(1)} kB`;
+  return `${(n / 1_000_000).toFixed(1)} MB`;
 }

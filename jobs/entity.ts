@@ -1,6 +1,6 @@
 import { EntitySchema } from '@mikro-orm/core';
 import type { StoredFailureKind } from '../lib/job-failure';
-import type { JobStatus, JobType } from './types';
+import type { JobStatus, JobType, OutputFileEntry } from './types';
 
 export class Job {
   id!: string;
@@ -14,6 +14,8 @@ export class Job {
   resultData: Record<string, unknown> | null = null;
   /** Path of the output file relative to the files directory. */
   outputFile: string | null = null;
+  /** Every output file (the first is outputFile's), as recorded when the job completed; null on jobs that completed before. */
+  outputFiles: OutputFileEntry[] | null = null;
   errorMessage: string | null = null;
   /** Why it failed, as a kind (lib/job-failure.ts); null on jobs that failed before it was recorded. */
   failureKind: StoredFailureKind | null = null;
@@ -39,6 +41,7 @@ export const JobEntitySchema = new EntitySchema<Job>({
     progress: { type: 'integer', nullable: true },
     resultData: { type: 'json', nullable: true },
     outputFile: { type: 'text', nullable: true },
+    outputFiles: { type: 'json', nullable: true },
     errorMessage: { type: 'text', nullable: true },
     failureKind: { type: 'string', length: 16, nullable: true },
     webhookUrl: { type: 'text', nullable: true },

@@ -5,6 +5,7 @@ import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import { JobFailure, type StoredFailureKind } from '../lib/job-failure';
 import type { JobEnd, JobOutput } from './types';
+import { describeOutputs } from './outputs';
 import { log } from '../lib/logger';
 import { PLANS } from '../lib/plans';
 import { creditsRefunded, jobDuration, jobsCompleted, jobsFailed } from '../lib/metrics';
@@ -65,6 +66,7 @@ export function createJobLifecycleActivities(deps: JobLifecycleDeps) {
       job.status = 'completed';
       job.progress = 100;
       job.outputFile = input.output.outputFile;
+      job.outputFiles = await describeOutputs(storage, [input.output.outputFile, ...(input.output.moreFiles ?? [])]);
       job.resultData = input.output.resultData;
       job.completedAt = now;
       job.expiresAt = new Date(now.getTime() + config.downloadUrlTtlMinutes * 60_000);

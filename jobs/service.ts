@@ -9,6 +9,7 @@ import { accountJobCounts, findAccountJob, jobInputOf, listAccountJobs, readAcco
 import { checkUrlAddress } from '../engines/egress/address-check';
 import { DomainError } from '../lib/errors';
 import type { FileLinks } from '../lib/file-links';
+import { jobFiles } from './outputs';
 import type { JobType, MediaJobInput } from './types';
 import { log } from '../lib/logger';
 import { creditsCharged, jobsCreated } from '../lib/metrics';
@@ -126,6 +127,7 @@ export function presentJob(job: Job, links: FileLinks, progress: number | null =
     credits_charged: job.creditsCharged,
     progress,
     download_url: completed && job.outputFile && job.expiresAt ? links.url(job.id, job.expiresAt) : null,
+    files: jobFiles(job, links),
     result_data: completed ? job.resultData : null,
     error_message: job.status === 'failed' ? job.errorMessage : null,
     failure_kind: job.status === 'failed' ? job.failureKind : null,

@@ -18,6 +18,17 @@ export interface JobOutput {
   /** Output path relative to the files directory. */
   outputFile: string;
   resultData: Record<string, unknown>;
+  /** Further files of the job, after outputFile: paths relative to the files directory, in the job's own folder. */
+  moreFiles?: string[];
+}
+
+/** One output file of a completed job, as the job row records it. */
+export interface OutputFileEntry {
+  /** Its name in the job's folder, also the last part of its link. */
+  name: string;
+  content_type: string;
+  /** Bytes; null when it could not be read at completion. */
+  size: number | null;
 }
 
 export interface JobEnd {

@@ -13,6 +13,11 @@ export class FileLinks {
     return `${this.baseUrl}/v1/files/${this.token(jobId, expiresAt)}`;
   }
 
+  /** The link of one of the job's files by its name (the first is also served at url()). */
+  fileUrl(jobId: string, expiresAt: Date, name: string): string {
+    return `${this.url(jobId, expiresAt)}/${encodeURIComponent(name)}`;
+  }
+
   token(jobId: string, expiresAt: Date): string {
     const exp = Math.floor(expiresAt.getTime() / 1000);
     return `${jobId}.${exp}.${this.sign(`${jobId}.${exp}`)}`;

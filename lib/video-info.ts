@@ -31,6 +31,9 @@ export const VideoInfoSchema = z
     tags: z.array(z.string()),
     categories: z.array(z.string()),
     subtitles: z.array(z.string()),
+    chapters: z
+      .array(z.object({ title: z.string(), start_time: z.number().meta({ description: 'seconds' }), end_time: z.number().meta({ description: 'seconds' }) }).meta({ id: 'Chapter' }))
+      .meta({ description: "Beyond the contract: the video's chapters, from the platform's metadata or the file's container; empty when it has none" }),
     formats: z.array(FormatInfoSchema),
   })
   .meta({ id: 'VideoInfo' });

@@ -23,6 +23,8 @@ export type JobOutputView =
   | { kind: 'transcript'; language: string | null; segments: Segment[] }
   | { kind: 'translation'; sourceLanguage: string | null; targetLanguage: string | null; segments: Segment[] }
   | { kind: 'comments'; title: string; comments: Comment[]; topLevelTotal: number }
+  /** Scrubbing thumbnails: the sprite and where each tile is, with its time. */
+  | { kind: 'storyboard'; spriteUrl: string; width: number; height: number; tiles: { start: number; end: number; x: number; y: number; w: number; h: number }[] }
   /** Named values: hex hashes (code), or a data file's key figures. */
   | { kind: 'figures'; figures: [string, string][]; code: boolean };
 
@@ -34,6 +36,8 @@ export interface OutputContext {
   downloadUrl: string | null;
   /** The output file's text, or null when it is too large to show or no longer stored. */
   readText(): Promise<string | null>;
+  /** The signed link to another of the job's files by name, or null (none by that name, or expired). */
+  fileUrl(name: string): string | null;
 }
 
 export const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);

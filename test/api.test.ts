@@ -30,6 +30,7 @@ const sampleInfo: VideoInfo = {
   tags: [],
   categories: [],
   subtitles: [],
+  chapters: [],
   formats: [],
 };
 

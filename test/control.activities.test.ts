@@ -124,7 +124,10 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
       const work = h.storage.workDirOf(jobId);
       fs.mkdirSync(path.join(work, 'download'), { recursive: true });
       fs.writeFileSync(path.join(work, 'download', 'source.mp4'), 'x');
-      const output = { outputFile: `${jobId}/output.mp4`, resultData: { title: 't', duration: 1, format: 'mp4', filesize: 1 } };
+      const output = { outputFile: `${jobId}/output.mp4`, moreFiles: [`${jobId}/output.en.srt`], resultData: { title: 't', duration: 1, format: 'mp4', filesize: 1 } };
+      fs.mkdirSync(path.dirname(h.storage.outputPath(output.outputFile)), { recursive: true });
+      fs.writeFileSync(h.storage.outputPath(output.outputFile), 'x');
+      fs.writeFileSync(h.storage.outputPath(output.moreFiles[0]!), '1\n00:00:00,000 --> 00:00:01,000\nHi\n');
       await runActivity(acts().completeJob, { jobId, output });
       await runActivity(acts().completeJob, { jobId, output });
       assert.equal(fs.existsSync(work), false);
@@ -132,6 +135,11 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
       assert.equal(job.status, 'completed');
       assert.equal(job.progress, 100);
       assert.deepEqual(job.resultData, output.resultData);
+      // every file is recorded with its size and type, the first being output_file's
+      assert.deepEqual(job.outputFiles, [
+        { name: 'output.mp4', content_type: 'video/mp4', size: 1 },
+        { name: 'output.en.srt', content_type: 'application/x-subrip', size: 35 },
+      ]);
       assert.ok(job.expiresAt && Math.abs(job.expiresAt.getTime() - job.completedAt!.getTime() - 3_600_000) < 1000);
       // a late failJob (e.g. a retried parent) never refunds a completed job
       await runActivity(acts().failJob, { jobId, errorMessage: 'late' });

@@ -9,6 +9,7 @@ import { dependencyFault } from '../lib/dependency-faults';
 import { log } from '../lib/logger';
 import { webhookDeliveries, webhookLatency } from '../lib/metrics';
 import { FileLinks } from '../lib/file-links';
+import { jobFiles } from '../jobs/outputs';
 import type { DeliveryTarget, WebhookEvent } from './events';
 
 export interface EventTarget {
@@ -62,6 +63,7 @@ export function createWebhookActivities(deps: WebhookDeps) {
           status: job.status,
           source_url: job.sourceUrl,
           download_url: completed && job.outputFile && job.expiresAt ? links.url(job.id, job.expiresAt) : null,
+          files: jobFiles(job, links),
           result_data: completed ? job.resultData : null,
           credits_charged: job.creditsCharged,
           created_at: job.createdAt.toISOString(),

@@ -56,6 +56,7 @@ export async function measureDirect(deps: Pick<SourceDeps, 'ffmpeg' | 'egress'>,
     vcodec: info.vcodec ?? (v ? v.codec_name : 'none') ?? null,
     acodec: info.acodec ?? (a ? a.codec_name : 'none') ?? null,
     filesize: info.filesize ?? p.format.size ?? null,
+    chapters: info.chapters?.length ? info.chapters : (p.chapters ?? []),
   };
 }
 

@@ -110,6 +110,11 @@ async function outputContent(caller: McpCaller, job: JobResource): Promise<Conte
   return [];
 }
 
+/** The job's files after the first, each as a link to fetch it by (a storyboard's sprite, a download's subtitle files). */
+function moreFiles(job: JobResource): ContentBlock[] {
+  return job.files.slice(1).map((f) => ({ type: 'resource_link', uri: f.url, name: f.name, mimeType: f.content_type, ...(f.size === null ? {} : { size: f.size }) }));
+}
+
 /**
  * A job as a tool result; `structuredContent` is always the Job resource (job_id, status, progress,
  * result_data, download_url, …). A failed job leads with its error_message and, for the create
@@ -118,7 +123,7 @@ async function outputContent(caller: McpCaller, job: JobResource): Promise<Conte
 export async function jobToolResult(caller: McpCaller, job: JobResource, opts: { failedIsError: boolean }): Promise<CallToolResult> {
   const json: ContentBlock = { type: 'text', text: JSON.stringify(job, null, 2) };
   const structuredContent = job as unknown as Record<string, unknown>;
-  if (job.status === 'completed') return { content: [json, ...(await outputContent(caller, job))], structuredContent };
+  if (job.status === 'completed') return { content: [json, ...(await outputContent(caller, job)), ...moreFiles(job)], structuredContent };
   if (job.status === 'failed') return { content: [{ type: 'text', text: job.error_message ?? 'The job failed' }, json], structuredContent, isError: opts.failedIsError };
   const progress = job.progress === null ? '' : ` (${job.progress}% done)`;
   return { content: [{ type: 'text', text: `Job ${job.job_id} is ${job.status}${progress}; call get_job with job_id "${job.job_id}" to follow it.` }, json], structuredContent };

@@ -7,6 +7,7 @@ import { Migration20261123100000 as PgBalance } from './postgresql/Migration2026
 import { Migration20261125100000 as PgJobsByStatus } from './postgresql/Migration20261125100000';
 import { Migration20261126100000 as PgUploads } from './postgresql/Migration20261126100000';
 import { Migration20261127100000 as PgFailureKind } from './postgresql/Migration20261127100000';
+import { Migration20261128100000 as PgOutputFiles } from './postgresql/Migration20261128100000';
 import { Migration20261121000000 as SqliteInitial } from './sqlite/Migration20261121000000';
 import { Migration20261121010000 as SqliteIdempotency } from './sqlite/Migration20261121010000';
 import { Migration20261121020000 as SqliteWebhooks } from './sqlite/Migration20261121020000';
@@ -15,6 +16,7 @@ import { Migration20261123100000 as SqliteBalance } from './sqlite/Migration2026
 import { Migration20261125100000 as SqliteJobsByStatus } from './sqlite/Migration20261125100000';
 import { Migration20261126100000 as SqliteUploads } from './sqlite/Migration20261126100000';
 import { Migration20261127100000 as SqliteFailureKind } from './sqlite/Migration20261127100000';
+import { Migration20261128100000 as SqliteOutputFiles } from './sqlite/Migration20261128100000';
 
 // Listed explicitly so migrations run the same from source and from dist/, per dialect.
 export const sqliteMigrations: MigrationObject[] = [
@@ -26,6 +28,7 @@ export const sqliteMigrations: MigrationObject[] = [
   { name: 'Migration20261125100000', class: SqliteJobsByStatus },
   { name: 'Migration20261126100000', class: SqliteUploads },
   { name: 'Migration20261127100000', class: SqliteFailureKind },
+  { name: 'Migration20261128100000', class: SqliteOutputFiles },
 ];
 export const postgresMigrations: MigrationObject[] = [
   { name: 'Migration20261121000000', class: PgInitial },
@@ -36,4 +39,5 @@ export const postgresMigrations: MigrationObject[] = [
   { name: 'Migration20261125100000', class: PgJobsByStatus },
   { name: 'Migration20261126100000', class: PgUploads },
   { name: 'Migration20261127100000', class: PgFailureKind },
+  { name: 'Migration20261128100000', class: PgOutputFiles },
 ];

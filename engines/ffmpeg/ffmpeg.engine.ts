@@ -1,3 +1,4 @@
+import { chaptersOf, type Chapter } from '../../lib/chapters';
 import { runProcess } from '../child-process';
 import { guardInputs, httpHeaderOptions } from './input-policy';
 import { FfmpegError, OVERSIZED } from './media-problems';
@@ -21,6 +22,8 @@ export interface ProbeStream {
 export interface ProbeResult {
   format: { format_name?: string; duration?: number; size?: number; bit_rate?: number };
   streams: ProbeStream[];
+  /** The container's chapters (absent: none, or a probe recorded before they were read). */
+  chapters?: Chapter[];
 }
 
 export interface TranscodeRequest {
@@ -95,9 +98,9 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
   return {
     async probe(input, popts = {}) {
       const count = popts.countPackets ? ['-count_packets'] : [];
-      const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...count, ...guardInputs([...httpHeaderOptions(popts.headers), '-i', input], popts.proxyUrl, opts.maxSourcePixels)];
+      const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', '-show_chapters', ...count, ...guardInputs([...httpHeaderOptions(popts.headers), '-i', input], popts.proxyUrl, opts.maxSourcePixels)];
       const res = await runProcess(opts.ffprobePath, { args, signal: popts.signal });
-      type Probed = { format?: Record<string, unknown>; streams?: ProbeStream[] };
+      type Probed = { format?: Record<string, unknown>; streams?: ProbeStream[]; chapters?: unknown[] };
       let data: Probed | null = null;
       try {
         data = res.code === 0 ? (JSON.parse(res.stdout) as Probed) : null;
@@ -108,7 +111,8 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
       if (OVERSIZED.test(res.stderr)) throw new FfmpegError('ffprobe refused a picture over the pixel budget', res.stderr);
       if (!data?.format) throw new FfmpegError(`ffprobe could not read the media: ${res.stderr.trim().split('\n')[0] || `exit code ${String(res.code)}`}`, res.stderr);
       const f = data.format;
-      return { format: { format_name: f.format_name as string | undefined, duration: num(f.duration), size: num(f.size), bit_rate: num(f.bit_rate) }, streams: data.streams ?? [] };
+      const chapters = chaptersOf(data.chapters, num(f.duration));
+      return { format: { format_name: f.format_name as string | undefined, duration: num(f.duration), size: num(f.size), bit_rate: num(f.bit_rate) }, streams: data.streams ?? [], ...(chapters.length ? { chapters } : {}) };
     },
 
     transcode(req) {

@@ -1,5 +1,6 @@
 import type { FormatInfo, VideoInfo } from '../../lib/video-info';
 import type { YtDlpInfo } from './ytdlp.engine';
+import { chaptersOf } from '../../lib/chapters';
 
 const intOrNull = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? Math.round(v) : null);
 const numOrNull = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
@@ -51,6 +52,7 @@ export function toVideoInfo(url: string, info: YtDlpInfo): VideoInfo {
     tags: info.tags ?? [],
     categories: info.categories ?? [],
     subtitles: Object.keys(info.subtitles ?? {}),
+    chapters: chaptersOf(info.chapters, numOrNull(info.duration)),
     formats,
   };
 }

@@ -48,6 +48,8 @@ export interface YtDlpInfo {
   tags?: string[] | null;
   categories?: string[] | null;
   subtitles?: Record<string, unknown> | null;
+  /** `{start_time, end_time, title}` each, where the platform publishes chapters. */
+  chapters?: unknown[] | null;
   formats?: YtDlpFormat[];
   is_live?: boolean | null;
   live_status?: string | null;
@@ -199,6 +201,8 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
         'after_move:filepath',
         '--no-simulate',
         '--no-part',
+        // a platform's chapters go into the file (a remux, only when it has some), so every later step keeps them
+        '--embed-chapters',
         '-o',
         path.join(req.outDir, 'source.%(ext)s'),
         '-f',

@@ -20,6 +20,7 @@ import {
   timeWindow,
 } from '../../engines/ffmpeg/recipes/download';
 import { LOUDNESS_TARGET, processingSteps } from '../../lib/download-plan';
+import { clipChapters, ffmetadataChapters, type Chapter } from '../../lib/chapters';
 import { JobFailure } from '../../lib/job-failure';
 import type { JobOutput } from '../../jobs/types';
 import type { DownloadFormat, Quality } from './spec';
@@ -60,6 +61,14 @@ export function createDownloadActivities(deps: DownloadDeps) {
     const signal = Context.current().cancellationSignal;
     return async (args, durationHint, [a, b], onLogLine) =>
       (await ffmpeg.run({ args, durationHint, signal, onProgress: progressReporter([from + (to - from) * a, from + (to - from) * b]), onLogLine })).log;
+  }
+
+  /** The source's chapters cut to a clip, as a metadata file in the job's work folder; undefined when there are none or nothing is cut. */
+  async function clippedChapters(jobId: string, chapters: Chapter[], start: number, end: number, sourceDuration: number): Promise<string | undefined> {
+    if (!chapters.length || (start <= 0 && end >= sourceDuration - 0.001)) return undefined;
+    const file = path.join(storage.workDirOf(jobId), 'chapters.ffmeta');
+    await fs.writeFile(file, ffmetadataChapters(clipChapters(chapters, start, end)));
+    return file;
   }
 
   return {
@@ -123,7 +132,8 @@ export function createDownloadActivities(deps: DownloadDeps) {
         const relative = storage.outputRelative(input.jobId, `output.${step.ext}`);
         const out = storage.outputPath(relative);
         await fs.mkdir(path.dirname(out), { recursive: true });
-        const encoded = await run(editEncode(timeWindow(start, end, sourceDuration), src, step, audio.filters, out), end - start, [0.4, audio.measured ? 0.9 : 1]);
+        const chaptersFile = await clippedChapters(input.jobId, probe.chapters ?? [], start, end, sourceDuration);
+        const encoded = await run(editEncode(timeWindow(start, end, sourceDuration), src, step, audio.filters, out, chaptersFile), end - start, [0.4, audio.measured ? 0.9 : 1]);
         const loudness = audio.measured ? await loudnessOf(out, audio.measured, normalizationType(encoded), run) : undefined;
         const result = await ffmpeg.probe(out);
         const stat = await fs.stat(out);

@@ -3,10 +3,11 @@ import path from 'node:path';
 import sharp from 'sharp';
 import type { ProbeResult, ProbeStream } from '../../engines/ffmpeg/ffmpeg.engine';
 import { readMp4File } from '../../engines/ffmpeg/mp4-index';
-import { clipRecipe, gifRecipe, mosaicReadsOnce, mosaicRecipe, mosaicTimes, thumbnailRecipe, type InputOf, type PreviewRecipe } from '../../engines/ffmpeg/recipes/preview';
+import { clipRecipe, gifRecipe, mosaicReadsOnce, mosaicRecipe, mosaicTimes, storyboardFiles, storyboardPlan, storyboardRecipe, thumbnailRecipe, type InputOf, type PreviewRecipe } from '../../engines/ffmpeg/recipes/preview';
 import type { Storage } from '../../engines/storage';
 import type { JobOutput } from '../../jobs/types';
-import type { PreviewParams } from './spec';
+import { PREVIEW_LIMITS, type PreviewParams } from './spec';
+import { JobFailure } from '../../lib/job-failure';
 import { parseTimeString } from '../../lib/time';
 import { durationOf, roundMs } from '../../activities/step/media-probe';
 import { pastEnd, videoOf, withSource, type OpenedSource, type SourceReadDeps, type SourceRef } from '../../activities/source/video-source';
@@ -35,6 +36,7 @@ export function createPreviewActivities(deps: PreviewDeps) {
 
   async function render(input: MakePreviewInput, src: OpenedSource): Promise<JobOutput> {
     const p = input.params;
+    if (p.preview_type === 'storyboard') return storyboard(input, src);
     const ext = p.preview_type === 'gif' ? 'gif' : p.preview_type === 'clip' ? 'mp4' : 'jpg';
     const relative = storage.outputRelative(input.jobId, `preview.${ext}`);
     const out = storage.outputPath(relative);
@@ -47,6 +49,48 @@ export function createPreviewActivities(deps: PreviewDeps) {
     const filesize = (await fs.stat(out)).size;
     await storage.commitOutput(relative);
     return { outputFile: relative, resultData: { preview_type: p.preview_type, ...measured, filesize } };
+  }
+
+  /** A storyboard: the sprite from one ffmpeg pass, then its WebVTT (the job's first file) and JSON, measured from the sprite. */
+  async function storyboard(input: MakePreviewInput, src: OpenedSource): Promise<JobOutput> {
+    const p = input.params;
+    const { video, duration } = videoOf(await src.probe());
+    const plan = storyboardPlan(video, duration, { interval: p.interval ?? null, columns: p.columns ?? PREVIEW_LIMITS.storyboard.columns.default, width: p.width });
+    if (plan.count > PREVIEW_LIMITS.storyboard.tiles.max) {
+      throw JobFailure.user('rejected', `An interval of ${plan.interval} s makes ${plan.count} tiles of this ${roundMs(duration)} s video; at most ${PREVIEW_LIMITS.storyboard.tiles.max}: ask for an interval of at least ${Math.ceil(duration / PREVIEW_LIMITS.storyboard.tiles.max)} s, or leave it out`);
+    }
+    const names = { vtt: 'storyboard.vtt', sprite: 'storyboard.jpg', json: 'storyboard.json' };
+    const [vttRel, spriteRel, jsonRel] = [names.vtt, names.sprite, names.json].map((n) => storage.outputRelative(input.jobId, n)) as [string, string, string];
+    const sprite = storage.outputPath(spriteRel);
+    await fs.mkdir(path.dirname(sprite), { recursive: true });
+    await fs.rm(sprite, { force: true });
+    const recipe = storyboardRecipe((before) => src.input(before), plan, duration, sprite);
+    await src.run(recipe.args, recipe.covers, input.progressRange);
+    const image = await sharp(sprite).metadata().catch(() => null);
+    if (!image?.width || !image.height) throw src.unreadable('No frame could be taken from the source for the storyboard');
+    const tile = { width: Math.floor(image.width / plan.columns), height: Math.floor(image.height / plan.rows) };
+    const files = storyboardFiles(plan, roundMs(duration), tile, names.sprite);
+    await fs.writeFile(storage.outputPath(vttRel), files.vtt);
+    await fs.writeFile(storage.outputPath(jsonRel), files.json);
+    for (const rel of [spriteRel, jsonRel, vttRel]) await storage.commitOutput(rel);
+    const filesize = (await fs.stat(sprite)).size;
+    return {
+      outputFile: vttRel,
+      moreFiles: [spriteRel, jsonRel],
+      resultData: {
+        preview_type: 'storyboard',
+        ...tile,
+        duration: roundMs(duration),
+        fps: 0,
+        filesize,
+        tiles: plan.count,
+        interval: plan.interval,
+        columns: plan.columns,
+        rows: plan.rows,
+        sprite: names.sprite,
+        frames_from: plan.keyframes ? 'keyframes' : 'every_frame',
+      },
+    };
   }
 
   /** The output's size, and for animations its duration and frame rate; null when it holds no frame. */
@@ -105,6 +149,8 @@ function previewRecipe(p: PreviewParams, source: { probe: ProbeResult; video: Pr
     }
     case 'clip':
       return clipRecipe(input, { ...window(10), width: p.width, hasAudio: source.probe.streams.some((s) => s.codec_type === 'audio') }, out);
+    case 'storyboard':
+      throw new Error('a storyboard has its own step');
   }
 }
 

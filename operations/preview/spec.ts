@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { intIn, oneSource, sourceFields, sourceRequired, TimeString, WebhookUrl } from '../fields';
 import type { OperationSpec } from '../define';
 
-export const PREVIEW_TYPES = ['gif', 'thumbnail', 'mosaic', 'clip'] as const;
-const PREVIEW_TYPE_HELP = 'Which preview: gif (an animated GIF of a stretch), thumbnail (one frame as a JPEG), mosaic (a grid of frames across the video as one image) or clip (a short MP4 excerpt)';
+export const PREVIEW_TYPES = ['gif', 'thumbnail', 'mosaic', 'clip', 'storyboard'] as const;
+const PREVIEW_TYPE_HELP =
+  'Which preview: gif (an animated GIF of a stretch), thumbnail (one frame as a JPEG), mosaic (a grid of frames across the video as one image), clip (a short MP4 excerpt) or storyboard (the scrubbing thumbnails players show: a JPEG sprite, a WebVTT of #xywh= regions and the same as JSON)';
 export type PreviewType = (typeof PREVIEW_TYPES)[number];
 
 export const PREVIEW_LIMITS = {
@@ -11,6 +12,7 @@ export const PREVIEW_LIMITS = {
   gif: { duration: { default: 5, max: 15 }, fps: { default: 10, max: 20 } },
   clip: { duration: { default: 10, max: 30 } },
   mosaic: { columns: { default: 4, max: 8 }, rows: { default: 4, max: 8 } },
+  storyboard: { width: { min: 32, max: 640, default: 160 }, columns: { default: 10, max: 20 }, interval: { max: 600 }, tiles: { max: 1000 } },
 } as const;
 const L = PREVIEW_LIMITS;
 
@@ -35,6 +37,7 @@ const GifRequest = z
     timestamp: ignored('thumbnail'),
     columns: ignored('mosaic'),
     rows: ignored('mosaic'),
+    interval: ignored('storyboard'),
   })
   .meta({ id: 'GifPreviewRequest' });
 
@@ -49,6 +52,7 @@ const ThumbnailRequest = z
     fps: ignored('gif'),
     columns: ignored('mosaic'),
     rows: ignored('mosaic'),
+    interval: ignored('storyboard'),
   })
   .meta({ id: 'ThumbnailPreviewRequest' });
 
@@ -63,6 +67,7 @@ const MosaicRequest = z
     start: ignored('gif and clip'),
     duration: ignored('gif and clip'),
     fps: ignored('gif'),
+    interval: ignored('storyboard'),
   })
   .meta({ id: 'MosaicPreviewRequest' });
 
@@ -77,8 +82,29 @@ const ClipRequest = z
     fps: ignored('gif'),
     columns: ignored('mosaic'),
     rows: ignored('mosaic'),
+    interval: ignored('storyboard'),
   })
   .meta({ id: 'ClipPreviewRequest' });
+
+const StoryboardRequest = z
+  .strictObject({
+    ...common,
+    preview_type: z.literal('storyboard').meta({ description: PREVIEW_TYPE_HELP }),
+    interval: seconds(L.storyboard.interval.max)
+      .nullable()
+      .default(null)
+      .meta({ description: `Seconds between tiles; default from the duration, so that a long video has about 150 tiles (1 s up to 150 s, then duration ÷ 150). At most ${L.storyboard.tiles.max} tiles` }),
+    width: intIn(L.storyboard.width.min, L.storyboard.width.max)
+      .default(L.storyboard.width.default)
+      .meta({ description: `Width of one tile in pixels, default ${L.storyboard.width.default}; the height follows the aspect ratio` }),
+    columns: intIn(1, L.storyboard.columns.max).default(L.storyboard.columns.default).meta({ description: `Tiles per row of the sprite, default ${L.storyboard.columns.default}` }),
+    timestamp: ignored('thumbnail'),
+    start: ignored('gif and clip'),
+    duration: ignored('gif and clip'),
+    fps: ignored('gif'),
+    rows: ignored('mosaic (a storyboard has as many rows as its tiles need)'),
+  })
+  .meta({ id: 'StoryboardPreviewRequest' });
 
 /** Preview request, normalised: parameters that do not apply to preview_type are null. */
 export interface PreviewParams {
@@ -91,9 +117,12 @@ export interface PreviewParams {
   start: string | null;
   /** gif (≤ 15 s), clip (≤ 30 s): seconds. */
   duration: number | null;
-  /** Output width in pixels (mosaic: the whole sheet); the height follows the aspect ratio. */
+  /** Output width in pixels (mosaic: the whole sheet; storyboard: one tile); the height follows the aspect ratio. */
   width: number;
+  /** mosaic, storyboard: tiles per row. */
   columns: number | null;
+  /** storyboard: seconds between tiles (null = chosen from the duration). */
+  interval?: number | null;
   rows: number | null;
   /** gif frames per second. */
   fps: number | null;
@@ -101,11 +130,11 @@ export interface PreviewParams {
 }
 
 export const PreviewRequestSchema = z
-  .discriminatedUnion('preview_type', [GifRequest, ThumbnailRequest, MosaicRequest, ClipRequest], { error: `must be one of ${PREVIEW_TYPES.join(', ')}` })
+  .discriminatedUnion('preview_type', [GifRequest, ThumbnailRequest, MosaicRequest, ClipRequest, StoryboardRequest], { error: `must be one of ${PREVIEW_TYPES.join(', ')}` })
   .refine(...sourceRequired)
   .refine(...oneSource)
   .transform((p): PreviewParams => {
-    const none = { timestamp: null, start: null, duration: null, columns: null, rows: null, fps: null };
+    const none = { timestamp: null, start: null, duration: null, columns: null, rows: null, fps: null, interval: null };
     const base = { ...(p.url !== undefined ? { url: p.url } : { upload_id: p.upload_id }), webhook_url: p.webhook_url, width: p.width };
     switch (p.preview_type) {
       case 'gif':
@@ -116,6 +145,8 @@ export const PreviewRequestSchema = z
         return { ...none, ...base, preview_type: 'mosaic', columns: p.columns, rows: p.rows };
       case 'clip':
         return { ...none, ...base, preview_type: 'clip', start: p.start, duration: p.duration };
+      case 'storyboard':
+        return { ...none, ...base, preview_type: 'storyboard', columns: p.columns, interval: p.interval };
     }
   })
   .meta({ id: 'PreviewRequest' });
@@ -128,6 +159,12 @@ export const PreviewResultSchema = z
     duration: z.number().meta({ description: 'seconds; 0 for stills' }),
     fps: z.number().int().meta({ description: 'frames ÷ duration, measured; 0 for stills' }),
     filesize: z.number().int(),
+    tiles: z.number().int().optional().meta({ description: 'storyboard: how many tiles (cues); width and height are one tile\'s, duration the source\'s, filesize the sprite\'s' }),
+    interval: z.number().optional().meta({ description: 'storyboard: seconds between tiles' }),
+    columns: z.number().int().optional().meta({ description: 'storyboard: tiles per row of the sprite' }),
+    rows: z.number().int().optional().meta({ description: 'storyboard: rows of the sprite' }),
+    sprite: z.string().optional().meta({ description: "storyboard: the sprite's file name in the job's files (the WebVTT, first, is what download_url serves; storyboard.json is Mux's storyboard JSON)" }),
+    frames_from: z.enum(['every_frame', 'keyframes']).optional().meta({ description: 'storyboard: whether tiles were taken from a decode of every frame, or (long sources) of keyframes only, the nearest one at or before each tile' }),
   })
   .meta({ id: 'PreviewResult' });
 
@@ -135,7 +172,7 @@ export const previewSpec: OperationSpec<'preview', typeof PreviewRequestSchema> 
   jobType: 'preview',
   path: '/v1/preview',
   title: 'Preview',
-  summary: 'GIF, JPEG thumbnail, mosaic (contact sheet) or short MP4 clip of a video',
+  summary: 'GIF, JPEG thumbnail, mosaic (contact sheet), short MP4 clip or storyboard (scrubbing thumbnails: sprite, WebVTT, JSON) of a video',
   request: PreviewRequestSchema,
   result: PreviewResultSchema,
   cost: () => 1,

@@ -73,6 +73,9 @@ const CONTENT_TYPES: Record<string, string> = {
   '.jpg': 'image/jpeg',
   '.m3u8': 'application/vnd.apple.mpegurl',
   '.ts': 'video/mp2t',
+  '.mkv': 'video/x-matroska',
+  '.vtt': 'text/vtt',
+  '.srt': 'application/x-subrip',
 };
 
 function ffmpegBin(): string {
@@ -450,7 +453,8 @@ function sendBuffer(req: http.IncomingMessage, res: http.ServerResponse, type: s
   }
 }
 
-async function sendFile(req: http.IncomingMessage, res: http.ServerResponse, file: string): Promise<void> {
+/** Serves a file as a media origin does: its type by extension, one byte range honoured (206), HEAD answered. */
+export async function sendFile(req: http.IncomingMessage, res: http.ServerResponse, file: string): Promise<void> {
   let size: number;
   try {
     size = (await fsp.stat(file)).size;

@@ -80,10 +80,10 @@ describe('ffmpeg recipes: a download', () => {
   const codecs = (vcodec: string | null, acodec: string | null) => ({ vcodec, acodec });
 
   it('final step: copies what the container takes, encodes the rest, keeps a file that is already final', () => {
-    assert.deepEqual(finalStep('best', 'mp4', codecs('h264', 'aac'), 'mp4'), { ext: 'mp4', outputOptions: ['-map', '0', '-c:v', 'copy', '-c:a', 'copy', '-movflags', '+faststart'] });
-    assert.deepEqual(finalStep('best', 'mp4', codecs('vp9', 'opus'), 'webm'), { ext: 'mp4', outputOptions: ['-map', '0', ...h264(22), '-c:a', 'aac', '-b:a', '160k', '-movflags', '+faststart'] });
-    assert.deepEqual(finalStep('best', 'webm', codecs('h264', 'aac'), 'mp4').outputOptions, ['-map', '0', '-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1', '-b:v', '0', '-crf', '33', '-c:a', 'libopus', '-b:a', '128k']);
-    assert.deepEqual(finalStep('best', 'mkv', codecs('h264', 'aac'), 'mp4'), { ext: 'mkv', outputOptions: ['-map', '0', '-c', 'copy'] });
+    assert.deepEqual(finalStep('best', 'mp4', codecs('h264', 'aac'), 'mp4'), { ext: 'mp4', outputOptions: ['-map', '0', '-map', '-0:d', '-c:v', 'copy', '-c:a', 'copy', '-movflags', '+faststart'] });
+    assert.deepEqual(finalStep('best', 'mp4', codecs('vp9', 'opus'), 'webm'), { ext: 'mp4', outputOptions: ['-map', '0', '-map', '-0:d', ...h264(22), '-c:a', 'aac', '-b:a', '160k', '-movflags', '+faststart'] });
+    assert.deepEqual(finalStep('best', 'webm', codecs('h264', 'aac'), 'mp4').outputOptions, ['-map', '0', '-map', '-0:d', '-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1', '-b:v', '0', '-crf', '33', '-c:a', 'libopus', '-b:a', '128k']);
+    assert.deepEqual(finalStep('best', 'mkv', codecs('h264', 'aac'), 'mp4'), { ext: 'mkv', outputOptions: ['-map', '0', '-map', '-0:d', '-c', 'copy'] });
     assert.deepEqual(finalStep('best', null, codecs('h264', 'aac'), 'mp4'), { ext: 'mp4', outputOptions: null });
     assert.deepEqual(finalStep('audio', 'mp3', codecs(null, 'mp3'), 'mp3'), { ext: 'mp3', outputOptions: ['-vn', '-c:a', 'copy'] });
     assert.deepEqual(finalStep('audio', 'mp3', codecs(null, 'aac'), 'm4a'), { ext: 'mp3', outputOptions: ['-vn', '-c:a', 'libmp3lame', '-q:a', '2'] });

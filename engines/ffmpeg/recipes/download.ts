@@ -25,17 +25,19 @@ export function finalStep(quality: Quality, format: DownloadFormat | null, codec
     const known = acodec ? AUDIO_CODEC[acodec] : undefined;
     return known ? { ext: known.ext, outputOptions: ['-vn', ...COPY_AUDIO] } : { ext: 'm4a', outputOptions: ['-vn', ...AUDIO_CODEC.aac!.options] };
   }
+  // every stream but data ones (a QuickTime chapter track, timecodes, telemetry), which other containers refuse; mp4 writes its chapter track anew
+  const all = ['-map', '0', '-map', '-0:d'];
   if (format === 'mp4') {
     const v = vcodec === null || MP4_VIDEO.includes(vcodec) ? COPY_VIDEO : h264(22);
     const a = acodec === null || MP4_AUDIO.includes(acodec) ? COPY_AUDIO : ['-c:a', 'aac', '-b:a', '160k'];
-    return { ext: 'mp4', outputOptions: ['-map', '0', ...v, ...a, '-movflags', '+faststart'] };
+    return { ext: 'mp4', outputOptions: [...all, ...v, ...a, '-movflags', '+faststart'] };
   }
   if (format === 'webm') {
     const v = vcodec === null || WEBM_VIDEO.includes(vcodec) ? COPY_VIDEO : vp9(33);
     const a = acodec === null || WEBM_AUDIO.includes(acodec) ? COPY_AUDIO : AUDIO_CODEC.opus!.options;
-    return { ext: 'webm', outputOptions: ['-map', '0', ...v, ...a] };
+    return { ext: 'webm', outputOptions: [...all, ...v, ...a] };
   }
-  if (format === 'mkv') return { ext: 'mkv', outputOptions: ['-map', '0', '-c', 'copy'] };
+  if (format === 'mkv') return { ext: 'mkv', outputOptions: [...all, '-c', 'copy'] };
   return { ext: sourceExt, outputOptions: null };
 }
 
@@ -109,8 +111,10 @@ export function deliveryFilters(audio: { sample_rate?: string | number; channel_
 }
 
 /** The edit's one encode. `-ss` before `-i` with re-encoding decodes from the previous keyframe and drops frames up to the exact time: a frame-accurate cut. */
-export function editEncode(window: string[], src: string, step: EditStep, filters: string[], out: string): string[] {
-  return [...window, '-i', src, '-y', ...step.outputOptions, ...(filters.length ? ['-af', filters.join(',')] : []), out];
+export function editEncode(window: string[], src: string, step: EditStep, filters: string[], out: string, chaptersFile?: string): string[] {
+  // a clip's chapters come cut to it from a metadata file (ffmpeg shifts the source's but leaves the last one running past the end)
+  const chapters = chaptersFile ? ['-i', chaptersFile] : [];
+  return [...window, '-i', src, ...chapters, '-y', ...step.outputOptions, ...(chaptersFile ? ['-map_chapters', '1'] : []), ...(filters.length ? ['-af', filters.join(',')] : []), out];
 }
 
 /** The delivered file's loudness, measured as a listener's meter would (EBU R128, true peak). */

@@ -1,6 +1,7 @@
 // ffmpeg recipes of the four previews. Pure: the plan (times already checked against the source) and
 // how to open the source (`input`, which puts seek options before `-i`) in, the argument list out.
 import { h264 } from './codecs';
+import { formatTimestamp } from '../../../lib/time';
 
 /** Opens the source with the given options before `-i` (a file, or a URL read through the egress proxy). */
 export type InputOf = (before: string[]) => string[];
@@ -90,3 +91,54 @@ export function clipRecipe(input: InputOf, p: { start: number; length: number; w
   const encode = ['-vf', `scale=${even}:-2:flags=lanczos`, ...h264(23), ...(p.hasAudio ? ['-c:a', 'aac', '-b:a', '128k'] : [])];
   return { args: [...input(['-ss', p.start.toFixed(3), '-t', p.length.toFixed(3)]), '-map', '0:v:0', ...audio, ...encode, '-movflags', '+faststart', '-y', out], covers: p.length };
 }
+
+/** A storyboard's tiles: how many, how far apart, how they are laid out, and whether only keyframes are decoded. */
+export interface StoryboardPlan {
+  interval: number;
+  count: number;
+  columns: number;
+  rows: number;
+  /** Width of one tile. */
+  width: number;
+  keyframes: boolean;
+}
+
+/** About 150 tiles: one a second up to 150 s, then duration ÷ 150 (whole seconds). */
+export function storyboardInterval(duration: number): number {
+  return Math.max(1, Math.round(duration / 150));
+}
+
+/**
+ * Past this many pixel-seconds (5 minutes of 720p) a storyboard decodes only keyframes: a full decode
+ * of 60 s of 720p took 6.8 s on the bench machine against 0.6 s for its keyframes, and a tile of a long
+ * source (an interval of 2 s or more) is as useful from the keyframe just before its time.
+ */
+const EVERY_FRAME_MAX_PIXEL_SECONDS = 300 * 1280 * 720;
+
+export function storyboardPlan(video: { width?: number; height?: number }, duration: number, p: { interval: number | null; columns: number; width: number }): StoryboardPlan {
+  const interval = p.interval ?? storyboardInterval(duration);
+  const count = Math.max(1, Math.ceil(duration / interval - 1e-9));
+  const columns = Math.min(p.columns, count);
+  const pixels = (video.width ?? 1280) * (video.height ?? 720);
+  return { interval, count, columns, rows: Math.ceil(count / columns), width: p.width, keyframes: duration * pixels > EVERY_FRAME_MAX_PIXEL_SECONDS };
+}
+
+/**
+ * One pass over the video: a frame every interval from 0 (fps picks the nearest), the last frame held
+ * one interval past the end so the last tile has one, cut to the plan's count, scaled, tiled into one JPEG.
+ */
+export function storyboardRecipe(input: InputOf, p: StoryboardPlan, duration: number, out: string): PreviewRecipe {
+  const rate = `1/${p.interval}`;
+  const graph = `[0:v:0]setpts=PTS-STARTPTS,tpad=stop_mode=clone:stop_duration=${p.interval},fps=${rate},trim=end_frame=${p.count},scale=${p.width}:-2:flags=lanczos,setsar=1,tile=${p.columns}x${p.rows}:color=black`;
+  return { args: [...input(p.keyframes ? ['-skip_frame', 'nokey'] : []), '-filter_complex', graph, '-frames:v', '1', '-q:v', '4', '-f', 'image2', '-c:v', 'mjpeg', '-y', out], covers: duration };
+}
+
+/** A storyboard's WebVTT (cues back to back from 0 to the duration, each naming its tile of the sprite) and Mux's JSON. */
+export function storyboardFiles(p: StoryboardPlan, duration: number, tile: { width: number; height: number }, sprite: string): { vtt: string; json: string } {
+  const tiles = Array.from({ length: p.count }, (_, i) => ({ start: roundMs(i * p.interval), end: roundMs(Math.min((i + 1) * p.interval, duration)), x: (i % p.columns) * tile.width, y: Math.floor(i / p.columns) * tile.height }));
+  const vtt = `WEBVTT\n\n${tiles.map((t) => `${formatTimestamp(t.start)} --> ${formatTimestamp(t.end)}\n${sprite}#xywh=${t.x},${t.y},${tile.width},${tile.height}\n`).join('\n')}`;
+  const json = JSON.stringify({ url: sprite, tile_width: tile.width, tile_height: tile.height, duration, tiles: tiles.map((t) => ({ start: t.start, x: t.x, y: t.y })) }, null, 2);
+  return { vtt, json };
+}
+
+const roundMs = (s: number): number => Math.round(s * 1000) / 1000;

@@ -1,0 +1,238 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import sharp from 'sharp';
+import { WebVTTParser } from 'webvtt-parser';
+import { sendFile, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
+import { YTDLP_PLUGIN_DIR } from './helpers/ytdlp-comments-fixture';
+import { startServeStack, type JobBody, type ServeStack } from './helpers/serve-stack';
+
+const run = promisify(execFile);
+
+/** A chapter as ffprobe reports it, in seconds. */
+interface ProbedChapter {
+  title: string;
+  start: number;
+  end: number;
+}
+
+async function probeChapters(file: string): Promise<ProbedChapter[]> {
+  const { stdout } = await run('ffprobe', ['-v', 'error', '-print_format', 'json', '-show_chapters', file]);
+  const chapters = (JSON.parse(stdout) as { chapters: { start_time: string; end_time: string; tags?: { title?: string } }[] }).chapters;
+  return chapters.map((c) => ({ title: c.tags?.title ?? '', start: Number(c.start_time), end: Number(c.end_time) }));
+}
+
+/** Chapters published by the fixture platform (and written into the direct MKV): 12 s of video in three parts. */
+const CHAPTERS = [
+  { title: 'Opening', start_time: 0, end_time: 3.5 },
+  { title: 'The middle — ünïcode', start_time: 3.5, end_time: 8 },
+  { title: 'Closing', start_time: 8, end_time: 12 },
+];
+
+const near = (a: number, b: number, tol = 0.05) => Math.abs(a - b) <= tol;
+
+describe('ready for players end to end: jobs with several files, storyboards, chapters', function () {
+  let fx: FixturePlatform;
+  let s: ServeStack;
+  let media: string;
+
+  async function create(p: string, body: Record<string, unknown>): Promise<string> {
+    const res = await s.api('POST', p, body);
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    return res.body.job_id as string;
+  }
+
+  async function completed(p: string, body: Record<string, unknown>): Promise<JobBody & { files: { name: string; content_type: string; size: number | null; url: string }[] }> {
+    const job = await s.waitJob(await create(p, body));
+    assert.equal(job.status, 'completed', job.error_message ?? '');
+    return job as JobBody & { files: { name: string; content_type: string; size: number | null; url: string }[] };
+  }
+
+  async function fetchTo(url: string, name: string): Promise<string> {
+    const res = await fetch(url);
+    assert.equal(res.status, 200, `${url}: ${res.status}`);
+    const file = path.join(s.dataDir, name);
+    fs.writeFileSync(file, Buffer.from(await res.arrayBuffer()));
+    return file;
+  }
+
+  before(async function () {
+    media = fs.mkdtempSync(path.join(os.tmpdir(), 'players-media-'));
+    // 12 s of 480p with a tone; the same as MKV with the chapters in its container
+    const plain = path.join(media, 'talk.mp4');
+    await run('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=854x480:r=25:d=12', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=12', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-c:a', 'aac', '-shortest', '-y', plain]);
+    const meta = path.join(media, 'chapters.txt');
+    fs.writeFileSync(meta, `;FFMETADATA1\n${CHAPTERS.map((c) => `[CHAPTER]\nTIMEBASE=1/1000\nSTART=${c.start_time * 1000}\nEND=${c.end_time * 1000}\ntitle=${c.title}\n`).join('')}`);
+    await run('ffmpeg', ['-v', 'error', '-i', plain, '-i', meta, '-map', '0', '-map_chapters', '1', '-c', 'copy', '-y', path.join(media, 'chaptered.mkv')]);
+    fx = await startFixturePlatform({
+      extraRoutes: (req, res, pathname) => {
+        const file = /^\/players\/(talk\.mp4|chaptered\.mkv)$/.exec(pathname);
+        if (file) {
+          sendFile(req, res, path.join(media, file[1]!)).catch(() => res.destroy());
+          return true;
+        }
+        if (pathname === '/chaptered/watch/trip') {
+          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>trip</title><p>watch page</p>');
+          return true;
+        }
+        if (pathname === '/chaptered/api/trip') {
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ title: 'A trip in three parts', duration: 12, media: '/players/talk.mp4', width: 854, height: 480, chapters: CHAPTERS }));
+          return true;
+        }
+        return false;
+      },
+    });
+    s = await startServeStack({ name: 'players-e2e', plan: 'business', env: { YTDLP_PLUGIN_DIRS: YTDLP_PLUGIN_DIR } });
+  });
+
+  after(async () => {
+    await s?.stop();
+    await fx?.close();
+    if (media) fs.rmSync(media, { recursive: true, force: true });
+  });
+
+  describe('storyboards', function () {
+    /** Checks a storyboard as a player reads it: the WebVTT (a spec parser), the sprite it links, and Mux's JSON. */
+    async function checkStoryboard(job: Awaited<ReturnType<typeof completed>>, expect: { tiles: number; columns: number; duration: number }) {
+      assert.deepEqual(
+        job.files.map((f) => [f.name, f.content_type]),
+        [
+          ['storyboard.vtt', 'text/vtt'],
+          ['storyboard.jpg', 'image/jpeg'],
+          ['storyboard.json', 'application/json'],
+        ],
+      );
+      assert.equal(job.files[0]!.url, job.download_url, 'the first file is the one download_url serves');
+      for (const f of job.files) assert.ok(typeof f.size === 'number' && f.size > 0, JSON.stringify(f));
+      const sprite = job.files[1]!;
+
+      const vttRes = await fetch(job.download_url!);
+      assert.equal(vttRes.status, 200);
+      assert.match(vttRes.headers.get('content-type') ?? '', /^text\/vtt/);
+      const vtt = await vttRes.text();
+      // the same file under its own name
+      assert.equal(await (await fetch(job.files[0]!.url.replace(/\/?$/, '') + '/storyboard.vtt')).text(), vtt);
+      const parsed = new WebVTTParser().parse(vtt, 'metadata');
+      assert.deepEqual(parsed.errors, [], vtt.slice(0, 400));
+      assert.equal(parsed.cues.length, expect.tiles);
+      const image = await sharp(await fetchTo(sprite.url, `${job.job_id}.jpg`)).metadata();
+      const tiles = parsed.cues.map((cue, i) => {
+        const m = /^(.*)#xywh=(\d+),(\d+),(\d+),(\d+)$/.exec(cue.text);
+        assert.ok(m, `cue ${i}: ${cue.text}`);
+        // each cue links the sprite itself: a player fetches it from there
+        assert.equal(m[1], sprite.url, `cue ${i} links ${m[1]}`);
+        return { start: cue.startTime, end: cue.endTime, x: Number(m[2]), y: Number(m[3]), w: Number(m[4]), h: Number(m[5]) };
+      });
+      // cues run back to back from 0 to the duration
+      assert.equal(tiles[0]!.start, 0);
+      for (let i = 1; i < tiles.length; i++) assert.equal(tiles[i]!.start, tiles[i - 1]!.end, `cue ${i} starts where cue ${i - 1} ends`);
+      assert.ok(near(tiles.at(-1)!.end, expect.duration, 0.1), `the last cue ends at ${tiles.at(-1)!.end}`);
+      // every tile the same size, inside the sprite, none overlapping, in a grid of `columns` that fills the sprite exactly
+      const { w, h } = tiles[0]!;
+      const rows = Math.ceil(expect.tiles / expect.columns);
+      assert.equal(image.width, expect.columns * w, `sprite ${image.width}×${image.height}, tile ${w}×${h}`);
+      assert.equal(image.height, rows * h);
+      tiles.forEach((t, i) => {
+        assert.deepEqual([t.w, t.h, t.x, t.y], [w, h, (i % expect.columns) * w, Math.floor(i / expect.columns) * h], `tile ${i}`);
+      });
+      // the tiles show different frames of the moving test pattern
+      const crop = (t: (typeof tiles)[number]) => sharp(path.join(s.dataDir, `${job.job_id}.jpg`)).extract({ left: t.x, top: t.y, width: t.w, height: t.h }).raw().toBuffer();
+      assert.notDeepEqual(await crop(tiles[0]!), await crop(tiles.at(-1)!));
+
+      const json = JSON.parse(await (await fetch(job.files[2]!.url)).text()) as { url: string; tile_width: number; tile_height: number; duration: number; tiles: { start: number; x: number; y: number }[] };
+      assert.equal(json.url, sprite.url);
+      assert.deepEqual([json.tile_width, json.tile_height], [w, h]);
+      assert.ok(near(json.duration, expect.duration, 0.1));
+      assert.deepEqual(json.tiles, tiles.map((t) => ({ start: t.start, x: t.x, y: t.y })));
+      return { tile: { w, h }, image };
+    }
+
+    it('a storyboard with the defaults: a tile a second, 160 px wide, one row of the four; three files, 1 credit', async () => {
+      const before = await s.credits();
+      const job = await completed('/v1/preview', { url: fx.url('/media/v720.mp4'), preview_type: 'storyboard' });
+      assert.equal(job.credits_charged, 1);
+      assert.equal(await s.credits(), before - 1);
+      const { tile } = await checkStoryboard(job, { tiles: 4, columns: 4, duration: 4 });
+      assert.deepEqual([tile.w, tile.h], [160, 90]);
+      assert.deepEqual(
+        { tiles: job.result_data!.tiles, interval: job.result_data!.interval, columns: job.result_data!.columns, rows: job.result_data!.rows, sprite: job.result_data!.sprite, width: job.result_data!.width, height: job.result_data!.height },
+        { tiles: 4, interval: 1, columns: 4, rows: 1, sprite: 'storyboard.jpg', width: 160, height: 90 },
+      );
+    });
+
+    it('a storyboard with its interval, width and columns: a partly filled last row, tiles still exactly in the grid', async () => {
+      const job = await completed('/v1/preview', { url: fx.url('/players/talk.mp4'), preview_type: 'storyboard', interval: 1.5, width: 120, columns: 3 });
+      await checkStoryboard(job, { tiles: 8, columns: 3, duration: 12 });
+      assert.equal(job.result_data!.rows, 3);
+    });
+
+    it('a storyboard field out of range is a 422 naming it', async () => {
+      for (const [body, field] of [
+        [{ interval: 0 }, 'interval'],
+        [{ width: 2000 }, 'width'],
+        [{ columns: 50 }, 'columns'],
+      ] as const) {
+        const res = await s.api('POST', '/v1/preview', { url: fx.url('/media/v720.mp4'), preview_type: 'storyboard', ...body });
+        assert.equal(res.status, 422, JSON.stringify(res.body));
+        assert.ok(JSON.stringify(res.body).includes(field), JSON.stringify(res.body));
+      }
+    });
+  });
+
+  describe('chapters', function () {
+    it("GET /v1/info reports a platform's published chapters, and a file's own", async () => {
+      const platform = await s.api('GET', `/v1/info?url=${encodeURIComponent(fx.url('/chaptered/watch/trip'))}`);
+      assert.equal(platform.status, 200, JSON.stringify(platform.body));
+      assert.deepEqual(platform.body.chapters, CHAPTERS);
+      const file = await s.api('GET', `/v1/info?url=${encodeURIComponent(fx.url('/players/chaptered.mkv'))}`);
+      assert.equal(file.status, 200, JSON.stringify(file.body));
+      assert.deepEqual(file.body.chapters, CHAPTERS);
+      const none = await s.api('GET', `/v1/info?url=${encodeURIComponent(fx.url('/players/talk.mp4'))}`);
+      assert.deepEqual(none.body.chapters, []);
+    });
+
+    it("a download keeps a platform's chapters in mp4, mkv and webm", async () => {
+      for (const format of ['mp4', 'mkv', 'webm'] as const) {
+        const job = await completed('/v1/download', { url: fx.url('/chaptered/watch/trip'), format });
+        const chapters = await probeChapters(await fetchTo(job.download_url!, `trip.${format}`));
+        assert.deepEqual(
+          chapters.map((c) => c.title),
+          CHAPTERS.map((c) => c.title),
+          format,
+        );
+        chapters.forEach((c, i) => assert.ok(near(c.start, CHAPTERS[i]!.start_time) && near(c.end, CHAPTERS[i]!.end_time), `${format} chapter ${i}: ${JSON.stringify(c)}`));
+      }
+    });
+
+    it('a clipped download keeps the chapters that overlap the clip, cut and shifted to it', async () => {
+      // 2.5–9 s: the opening from 0 to 1, the middle 1–5.5, the closing 5.5–6.5
+      const expected = [
+        { title: 'Opening', start: 0, end: 1 },
+        { title: 'The middle — ünïcode', start: 1, end: 5.5 },
+        { title: 'Closing', start: 5.5, end: 6.5 },
+      ];
+      for (const [url, format] of [
+        [fx.url('/players/chaptered.mkv'), 'mp4'],
+        [fx.url('/chaptered/watch/trip'), 'webm'],
+        [fx.url('/players/chaptered.mkv'), 'mkv'],
+      ] as const) {
+        const job = await completed('/v1/download', { url, format, clip_start: '2.5', clip_end: '9' });
+        const chapters = await probeChapters(await fetchTo(job.download_url!, `clip.${format}`));
+        assert.equal(chapters.length, expected.length, `${url} as ${format}: ${JSON.stringify(chapters)}`);
+        chapters.forEach((c, i) => {
+          assert.equal(c.title, expected[i]!.title);
+          assert.ok(near(c.start, expected[i]!.start, 0.1) && near(c.end, expected[i]!.end, 0.1), `${format} chapter ${i}: ${JSON.stringify(c)}`);
+        });
+      }
+      // a clip inside one chapter keeps just that one, as long as the clip
+      const job = await completed('/v1/download', { url: fx.url('/players/chaptered.mkv'), format: 'mkv', clip_start: '4', clip_end: '6' });
+      const inside = await probeChapters(await fetchTo(job.download_url!, 'inside.mkv'));
+      assert.equal(inside.length, 1, JSON.stringify(inside));
+      assert.equal(inside[0]!.title, 'The middle — ünïcode');
+      assert.ok(near(inside[0]!.start, 0, 0.1) && near(inside[0]!.end, 2, 0.1), JSON.stringify(inside));
+    });
+  });
+});
