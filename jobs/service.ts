@@ -53,12 +53,17 @@ async function checkExtraUpload(em: EntityManager, deps: ApiDeps, account: Accou
  */
 export async function createJob(em: EntityManager, deps: ApiDeps, account: Account, jobType: JobType, body: unknown): Promise<JobCreated> {
   const op = OPERATIONS[jobType];
-  const params = parseInput(op.request, body) as MediaJobInput['params'];
+  let params = parseInput(op.request, body) as MediaJobInput['params'];
+  const upload = (params as { upload_id?: string }).upload_id;
+  const uploaded = upload ? await findAccountUpload(em, account, upload) : null;
+  if (!upload) await assertReachable('url', (params as { url: string }).url, deps.config.allowPrivateNetwork);
+  if (op.withSource) {
+    const url = (params as { url?: string }).url;
+    const source = uploaded ? { name: uploaded.filename, contentType: uploaded.contentType } : { name: url ? new URL(url).pathname : '', contentType: null };
+    params = op.withSource(params as never, source) as MediaJobInput['params'];
+  }
   const problems = op.check?.(params as never, serverCapabilities(deps.speech)) ?? [];
   if (problems.length) throw DomainError.invalid(problems.map((p) => p.message).join('; '), problems);
-  const upload = (params as { upload_id?: string }).upload_id;
-  if (upload) await findAccountUpload(em, account, upload);
-  else await assertReachable('url', (params as { url: string }).url, deps.config.allowPrivateNetwork);
   for (const extra of op.extraSources?.(params as never) ?? []) {
     if (extra.upload_id) await checkExtraUpload(em, deps, account, extra);
     else if (extra.url) await assertReachable(`${extra.field}.url`, extra.url, deps.config.allowPrivateNetwork);

@@ -10,5 +10,7 @@ export interface ServerCapabilities {
     modelProblem(size: 'tiny' | 'base' | 'small' | 'medium', language: string | null): string | null;
     /** Why speech cannot be translated from `source` (null: detected) into `target`, as a sentence, or null. */
     translationProblem(source: string | null, target: string): string | null;
+    /** Why text (a subtitle file) cannot be translated from `source` into `target` by the installed pairs, as a sentence, or null. */
+    textTranslationProblem(source: string, target: string): string | null;
   };
 }

@@ -35,6 +35,8 @@ export interface OperationSpec<T extends string, S extends z.ZodType> {
   output: OutputKind;
   /** Content types of output file extensions the service does not already know (jobs/outputs.ts), e.g. `{ png: 'image/png' }`. */
   outputTypes?: Record<string, string>;
+  /** The request completed with what is known of its source at creation (its name and type), before it is checked and priced. */
+  withSource?(params: z.output<S>, source: { name: string; contentType: string | null }): z.output<S>;
   /** Checks against what this server has installed; each problem (a whole sentence) becomes a 422 field error. */
   check?(params: z.output<S>, caps: ServerCapabilities): FieldError[];
   /** Media the job fetches besides its source (reference clips): checked at creation as the source is, each under its own field. */

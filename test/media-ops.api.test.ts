@@ -66,13 +66,14 @@ describe('media operations API: download clip/processing, preview and fingerprin
         thumbnail: { timestamp: null, width: 480 },
         mosaic: { columns: 4, rows: 4, width: 480 },
         clip: { start: null, duration: 10, width: 480 },
+        storyboard: { interval: null, width: 160, columns: 10 },
       };
       for (const [type, fields] of Object.entries(expected)) {
         const res = await post('/v1/preview', { url: SOURCE, preview_type: type });
         assert.equal(res.status, 202, res.text);
         assert.equal(res.body.credits_charged, 1);
         assert.equal(res.body.job_type, 'preview');
-        const base = { url: SOURCE, preview_type: type, webhook_url: null, timestamp: null, start: null, duration: null, width: 480, columns: null, rows: null, fps: null };
+        const base = { url: SOURCE, preview_type: type, webhook_url: null, timestamp: null, start: null, duration: null, width: 480, columns: null, rows: null, fps: null, interval: null };
         assert.deepEqual(lastStarted().params, { ...base, ...fields });
         assert.equal(lastStarted().jobType, 'preview');
       }
@@ -86,6 +87,8 @@ describe('media operations API: download clip/processing, preview and fingerprin
         { preview_type: 'mosaic', columns: 8, rows: 8, width: 1280 },
         { preview_type: 'mosaic', columns: 1, rows: 1 },
         { preview_type: 'clip', start: 75.5, duration: 30, width: 640 },
+        { preview_type: 'storyboard', interval: 600, width: 640, columns: 20 },
+        { preview_type: 'storyboard', interval: 0.5, width: 32, columns: 1 },
       ]) {
         const res = await post('/v1/preview', { url: SOURCE, ...body });
         assert.equal(res.status, 202, `${JSON.stringify(body)}: ${res.text}`);

@@ -8,6 +8,7 @@ import sharp from 'sharp';
 import { WebVTTParser } from 'webvtt-parser';
 import { sendFile, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { YTDLP_PLUGIN_DIR } from './helpers/ytdlp-comments-fixture';
+import { parseSrtStrict } from './helpers/subtitles';
 import { startServeStack, type JobBody, type ServeStack } from './helpers/serve-stack';
 
 const run = promisify(execFile);
@@ -33,6 +34,43 @@ const CHAPTERS = [
 ];
 
 const near = (a: number, b: number, tol = 0.05) => Math.abs(a - b) <= tol;
+
+/** English subtitles: odd timings (kept to the millisecond), a two-line cue, markup. */
+const SRT = `1
+00:00:00,250 --> 00:00:02,125
+The house is big.
+
+2
+00:00:02,125 --> 00:00:04,999
+I have a red car.
+<i>Good morning, everyone.</i>
+
+3
+00:01:05,010 --> 00:01:07,500
+The house is big.
+`;
+
+/** The same cues as WebVTT, with voices, a NOTE and cue settings. */
+const VTT = `WEBVTT
+
+NOTE written by hand
+
+00:00.250 --> 00:02.125 align:start
+<v Ann>The house is big.</v>
+
+00:02.125 --> 00:04.999
+<v Bob>I have a red car.
+Good morning, everyone.</v>
+
+01:05.010 --> 01:07.500
+The house is big.
+`;
+
+const TIMINGS = [
+  [0.25, 2.125],
+  [2.125, 4.999],
+  [65.01, 67.5],
+];
 
 describe('ready for players end to end: jobs with several files, storyboards, chapters', function () {
   let fx: FixturePlatform;
@@ -67,9 +105,12 @@ describe('ready for players end to end: jobs with several files, storyboards, ch
     const meta = path.join(media, 'chapters.txt');
     fs.writeFileSync(meta, `;FFMETADATA1\n${CHAPTERS.map((c) => `[CHAPTER]\nTIMEBASE=1/1000\nSTART=${c.start_time * 1000}\nEND=${c.end_time * 1000}\ntitle=${c.title}\n`).join('')}`);
     await run('ffmpeg', ['-v', 'error', '-i', plain, '-i', meta, '-map', '0', '-map_chapters', '1', '-c', 'copy', '-y', path.join(media, 'chaptered.mkv')]);
+    fs.writeFileSync(path.join(media, 'talk.en.srt'), SRT);
+    // a subtitle file under a name that does not say so (and a wrong content type)
+    fs.writeFileSync(path.join(media, 'notes'), SRT);
     fx = await startFixturePlatform({
       extraRoutes: (req, res, pathname) => {
-        const file = /^\/players\/(talk\.mp4|chaptered\.mkv)$/.exec(pathname);
+        const file = /^\/players\/(talk\.mp4|chaptered\.mkv|talk\.en\.srt|notes)$/.exec(pathname);
         if (file) {
           sendFile(req, res, path.join(media, file[1]!)).catch(() => res.destroy());
           return true;
@@ -179,6 +220,58 @@ describe('ready for players end to end: jobs with several files, storyboards, ch
         assert.equal(res.status, 422, JSON.stringify(res.body));
         assert.ok(JSON.stringify(res.body).includes(field), JSON.stringify(res.body));
       }
+    });
+  });
+
+  describe('subtitle files translated', function () {
+    it('an SRT file by URL: each cue translated line by line, every timing kept exactly, for 1 credit', async () => {
+      const before = await s.credits();
+      const job = await completed('/v1/translate', { url: fx.url('/players/talk.en.srt'), source_language: 'en', target_language: 'es', output_format: 'srt' });
+      assert.equal(job.credits_charged, 1);
+      assert.equal(await s.credits(), before - 1);
+      assert.equal(job.parameters.source_type, 'subtitles');
+      const srt = await (await fetch(job.download_url!)).text();
+      const cues = parseSrtStrict(srt);
+      assert.deepEqual(cues.map((c) => [c.start, c.end]), TIMINGS);
+      assert.deepEqual(cues.map((c) => c.text), ['La casa es grande.', 'Tengo un coche rojo.\nBuenos días, todo el mundo.', 'La casa es grande.']);
+      assert.equal(job.result_data!.segment_count, 3);
+      assert.equal(job.result_data!.source_format, 'srt');
+      assert.deepEqual(job.result_data!.translation_route, ['en', 'es']);
+    });
+
+    it('a WebVTT upload: voices kept, JSON and VTT out; a subtitle file by another name needs source_type', async () => {
+      const res = await fetch(`${s.base}/v1/uploads`, { method: 'POST', headers: { authorization: `Bearer ${s.key}`, 'content-type': 'text/vtt', 'content-disposition': 'attachment; filename="talk.vtt"' }, body: VTT });
+      assert.equal(res.status, 201, await res.clone().text());
+      const upload = (await res.json()) as { upload_id: string; content_type: string };
+      assert.equal(upload.content_type, 'text/vtt');
+      const job = await completed('/v1/translate', { upload_id: upload.upload_id, source_language: 'en', target_language: 'es', output_format: 'vtt' });
+      assert.equal(job.credits_charged, 1);
+      const vtt = await (await fetch(job.download_url!)).text();
+      const parsed = new WebVTTParser().parse(vtt, 'metadata');
+      assert.deepEqual(parsed.errors, []);
+      assert.deepEqual(parsed.cues.map((c) => [c.startTime, c.endTime]), TIMINGS);
+      assert.deepEqual(parsed.cues.map((c) => c.text), ['<v Ann>La casa es grande.</v>', '<v Bob>Tengo un coche rojo.\nBuenos días, todo el mundo.</v>', 'La casa es grande.']);
+
+      // no extension: priced and run as speech unless it says what it is
+      const asMedia = await s.api('POST', '/v1/translate', { url: fx.url('/players/notes'), source_language: 'en', target_language: 'es' });
+      assert.equal(asMedia.status, 202);
+      assert.equal(asMedia.body.credits_charged, 5);
+      const json = await completed('/v1/translate', { url: fx.url('/players/notes'), source_type: 'subtitles', source_language: 'en', target_language: 'es', output_format: 'json' });
+      const out = JSON.parse(await (await fetch(json.download_url!)).text()) as { segments: { start: number; end: number; original: string; text: string }[] };
+      assert.deepEqual(out.segments.map((x) => [x.start, x.end]), TIMINGS);
+      assert.equal(out.segments[0]!.original, 'The house is big.');
+      assert.equal(out.segments[0]!.text, 'La casa es grande.');
+    });
+
+    it('a subtitle file needs source_language, and has no speakers to label: 422s that say so', async () => {
+      const noLanguage = await s.api('POST', '/v1/translate', { url: fx.url('/players/talk.en.srt'), target_language: 'es' });
+      assert.equal(noLanguage.status, 422, JSON.stringify(noLanguage.body));
+      assert.match(JSON.stringify(noLanguage.body), /source_language is needed to translate a subtitle file/);
+      const speakers = await s.api('POST', '/v1/translate', { url: fx.url('/players/talk.en.srt'), source_language: 'en', target_language: 'es', diarize: true });
+      assert.equal(speakers.status, 422, JSON.stringify(speakers.body));
+      assert.match(JSON.stringify(speakers.body), /speaker labels need speech/);
+      const noPath = await s.api('POST', '/v1/translate', { url: fx.url('/players/talk.en.srt'), source_language: 'en', target_language: 'ja' });
+      assert.equal(noPath.status, 422, JSON.stringify(noPath.body));
     });
   });
 

@@ -1,5 +1,6 @@
 // Uploads: a client's own file as a job's source. The body is streamed to storage (never held in
 // memory), cut off with a 413 at the plan's limit, and checked with ffprobe before it is kept.
+import { parseSubtitles } from '../engines/speech/subtitles';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -180,8 +181,29 @@ async function checkMedia(deps: Pick<ApiDeps, 'config'>, file: string): Promise<
   } finally {
     await fd.close();
   }
+  const subtitles = probed && (audio || video) ? null : await subtitleFile(file);
+  if (subtitles) return subtitles;
   const what = probed && !still ? 'a file with no audio or video stream' : describeNonMedia(head.subarray(0, n));
-  throw new DomainError('unsupported_media_type', `The upload is ${what}, not audio or video; send a media file (mp4, webm, mkv, mov, mp3, m4a, wav, flac, ogg…)`);
+  throw new DomainError('unsupported_media_type', `The upload is ${what}, not audio or video; send a media file (mp4, webm, mkv, mov, mp3, m4a, wav, flac, ogg…), or a subtitle file (SRT, WebVTT) to translate`);
+}
+
+/** Largest subtitle file an upload may be (a feature film's SRT is about 100 kB). */
+const SUBTITLE_UPLOAD_MAX_BYTES = 5 * 1024 * 1024;
+
+/** A received SRT or WebVTT file (UTF-8 text with at least one cue): translate jobs take it as their source. */
+async function subtitleFile(file: string): Promise<{ contentType: string; duration: number | null } | null> {
+  const stat = await fsp.stat(file);
+  if (stat.size > SUBTITLE_UPLOAD_MAX_BYTES) return null;
+  const bytes = await fsp.readFile(file);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return null;
+  }
+  const parsed = parseSubtitles(text);
+  if (!parsed) return null;
+  return { contentType: parsed.format === 'vtt' ? 'text/vtt' : 'application/x-subrip', duration: Math.max(...parsed.cues.map((c) => c.end)) };
 }
 
 export function presentUpload(u: Upload): UploadResource {

@@ -10,7 +10,7 @@ type Plan = { [Q in TaskQueue]: readonly (keyof QueueActivities<Q> & string)[] }
 export const ACTIVITY_PLAN = {
   control: ['markProcessing', 'claimRunningSlot', 'jobsDueASlot', 'completeJob', 'failJob', 'planJobEvent', 'attemptDelivery', 'recordLostAttempt', 'deliveryTargetActive', 'startStrandedJobs', 'sweepExpiredOutputs', 'grantMonthlyCredits'],
   'media-info': ['readInfo'],
-  'media-fetch': ['readInfo', 'probeSource', 'downloadSource', 'fetchSource', 'resolveSource'],
+  'media-fetch': ['readInfo', 'probeSource', 'downloadSource', 'fetchSource', 'resolveSource', 'fetchTextSource'],
   // only operations' own steps run here (operations/<name>/activities.ts)
   'media-process': [],
   // recognition, shared by transcribe and translate; their own steps are theirs (operations/<name>/activities.ts)

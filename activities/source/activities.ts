@@ -15,6 +15,7 @@ import { assertSafeSource, originOf } from './origin';
 import { directFileInfo, withinLimits } from './source-facts';
 import type { DownloadSourceInput, FetchedSource, ResolvedSource, ResolveSourceInput, SourceDeps } from './types';
 import { takeUpload } from './upload';
+import { fetchTextFile } from './text-file';
 
 export type { DownloadSourceInput, ResolvedSource, ResolveSourceInput, SourceDeps } from './types';
 
@@ -78,6 +79,11 @@ export function createSourceActivities(deps: SourceDeps) {
       return fetchWithYtdlp(deps, input, limitsOf(input));
     },
 
+    /** A subtitle file (or other small text) to translate, into the job's work folder: its path relative to that folder. */
+    async fetchTextSource(input: { jobId: string; url: string }): Promise<string> {
+      return fetchTextFile({ storage, allowPrivateNetwork }, input.jobId, input.url);
+    },
+
     /** Downloads the best matching rendition into the job's work folder; returns its path relative to that folder. */
     async downloadSource(input: DownloadSourceInput): Promise<string> {
       const upload = uploadIdOf(input.url);
@@ -97,6 +103,7 @@ export function createSourceActivities(deps: SourceDeps) {
     ...activities,
     resolveSource: async (input: ResolveSourceInput): Promise<ResolvedSource> => handedOn(input.jobId, await activities.resolveSource(input)),
     fetchSource: async (input: DownloadSourceInput) => handedOn(input.jobId, await activities.fetchSource(input)),
+    fetchTextSource: async (input: { jobId: string; url: string }): Promise<string> => (await handedOn(input.jobId, { sourceFile: await activities.fetchTextSource(input) })).sourceFile,
     downloadSource: async (input: DownloadSourceInput): Promise<string> => (await handedOn(input.jobId, { sourceFile: await activities.downloadSource(input) })).sourceFile,
   };
 }

@@ -33,6 +33,12 @@ export function serverCapabilities(speech: SpeechServices): ServerCapabilities {
           `text translation reaches: ${into.join(', ') || 'none'} (GET /v1/languages lists every pair)`
         );
       },
+      textTranslationProblem: (source, target) => {
+        const pairs = translator.pairs();
+        if (source === target || planRoute(pairs, source, target)) return null;
+        const from = reachablePairs(pairs).filter((q) => q.from === source).map((q) => q.to);
+        return `No text translation from "${source}" to "${target}" on this server; from "${source}" it reaches: ${from.sort().join(', ') || 'nothing'} (GET /v1/languages lists every pair)`;
+      },
     },
   };
 }

@@ -39,3 +39,36 @@ export function toVtt(cues: Cue[]): string {
 function voiceName(speaker: string): string {
   return speaker.replace(/[>\r\n]/g, ' ').replace(/&/g, '&amp;');
 }
+
+/** A subtitle file's cues (SRT or WebVTT), or null when the text is neither. Timings are kept to the millisecond as written. */
+export function parseSubtitles(text: string): { format: 'srt' | 'vtt'; cues: Cue[] } | null {
+  const body = text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
+  const vtt = /^WEBVTT(?:[ \t][^\n]*)?(?:\n|$)/.test(body);
+  const time = vtt ? /^(?:(\d+):)?([0-5]\d):([0-5]\d)\.(\d{3})$/ : /^(\d+):([0-5]\d):([0-5]\d)[,.](\d{3})$/;
+  const seconds = (t: string): number | null => {
+    const m = time.exec(t.trim());
+    return m ? Number(m[1] ?? 0) * 3600 + Number(m[2]) * 60 + Number(m[3]) + Number(m[4]) / 1000 : null;
+  };
+  const cues: Cue[] = [];
+  for (const block of body.split(/\n{2,}/)) {
+    const lines = block.split('\n');
+    const at = lines.findIndex((l) => l.includes('-->'));
+    // the header, NOTE, STYLE and REGION blocks of WebVTT, and an SRT index alone, hold no cue
+    if (at < 0 || at > 1) continue;
+    const [from = '', rest = ''] = lines[at]!.split('-->');
+    const start = seconds(from);
+    const end = seconds(rest.trim().split(/\s+/)[0] ?? '');
+    if (start === null || end === null) continue;
+    const raw = lines.slice(at + 1).join('\n').trim();
+    const voice = vtt ? /^<v(?:\.[^ >]*)?\s+([^>]+)>/.exec(raw) : null;
+    const plain = raw.replace(/<[^>]*>/g, '').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&nbsp;/g, ' ').replace(/&amp;/g, '&').trim();
+    if (plain) cues.push({ start: Math.round(start * 1000) / 1000, end: Math.round(end * 1000) / 1000, text: plain, ...(voice ? { speaker: voice[1]!.trim() } : {}) });
+  }
+  if (!cues.length) return null;
+  return { format: vtt ? 'vtt' : 'srt', cues };
+}
+
+/** Whether a file's name says it is a subtitle file (SRT or WebVTT). */
+export function isSubtitleFileName(name: string): boolean {
+  return /\.(srt|vtt)$/i.test(name.split(/[?#]/)[0] ?? '');
+}

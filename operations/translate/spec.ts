@@ -1,13 +1,27 @@
 import { z } from 'zod';
 import { LanguageCode, oneSource, sourceFields, sourceRequired, WebhookUrl } from '../fields';
-import type { OperationSpec } from '../define';
+import type { OperationSpec, ServerCapabilities } from '../define';
+import type { FieldError } from '../../lib/errors';
+import { isSubtitleFileName } from '../../engines/speech/subtitles';
 import { distinctSpeakerNames, knownSpeakerSources, labelsSpeakers, ModelSizeField, oneWayOfSpeakers, OutputFormat, SPEAKER_LABELS_COST, SPEECH_OUTPUT_FORMATS, speakerFields, speakersNeedDiarize } from '../transcribe/spec';
+
+export const SOURCE_TYPES = ['auto', 'media', 'subtitles'] as const;
+
+/** What translating a subtitle file costs: no speech is recognised. */
+export const SUBTITLE_TRANSLATION_COST = 1;
 
 export const TranslateRequestSchema = z
   .strictObject({
     ...sourceFields,
     target_language: LanguageCode.meta({ description: 'ISO 639-1 code of the translation' }),
-    source_language: LanguageCode.nullable().default(null).meta({ description: 'ISO 639-1; null detects it' }),
+    source_language: LanguageCode.nullable().default(null).meta({ description: 'ISO 639-1; null detects it (from speech: a subtitle file needs it given)' }),
+    source_type: z
+      .enum(SOURCE_TYPES, { error: `must be one of ${SOURCE_TYPES.join(', ')}` })
+      .default('auto')
+      .meta({
+        description:
+          'What the source is: media (speech is recognised, then translated) or subtitles (an SRT or WebVTT file whose cues are translated, every timing kept: 1 credit). auto (the default): subtitles when the URL\'s path or the upload\'s name ends in .srt or .vtt, or the upload is text/vtt or application/x-subrip; parameters echo what was decided',
+      }),
     output_format: OutputFormat,
     model_size: ModelSizeField,
     ...speakerFields,
@@ -20,7 +34,8 @@ export const TranslateRequestSchema = z
   .refine(...distinctSpeakerNames)
   .meta({ id: 'TranslateRequest' });
 
-export type TranslateParams = z.output<typeof TranslateRequestSchema>;
+/** A translate job's parameters; source_type is absent on jobs created before subtitle files could be translated (media). */
+export type TranslateParams = Omit<z.output<typeof TranslateRequestSchema>, 'source_type'> & { source_type?: (typeof SOURCE_TYPES)[number] };
 
 export const TranslateResultSchema = z
   .looseObject({
@@ -41,12 +56,14 @@ export const translateSpec: OperationSpec<'translate', typeof TranslateRequestSc
   summary: 'Transcribe speech and translate it into another language (Whisper and Apertium, on this server)',
   request: TranslateRequestSchema,
   result: TranslateResultSchema,
-  cost: (p) => 5 + (labelsSpeakers(p) ? SPEAKER_LABELS_COST : 0),
-  costText: '5 credits, 6 with speaker labels (diarize, known_speakers or multichannel)',
+  cost: (p) => (p.source_type === 'subtitles' ? SUBTITLE_TRANSLATION_COST : 5 + (labelsSpeakers(p) ? SPEAKER_LABELS_COST : 0)),
+  costText: '5 credits, 6 with speaker labels (diarize, known_speakers or multichannel); 1 for a subtitle file (SRT or WebVTT)',
+  withSource: (p, source) => (p.source_type !== 'auto' ? p : { ...p, source_type: isSubtitleFileName(source.name) || SUBTITLE_TYPES.has(source.contentType ?? '') ? 'subtitles' : 'media' }),
   extraSources: knownSpeakerSources,
   mcp: { tool: 'translate', title: 'Translate speech' },
   output: 'text',
   check: (p, caps) => {
+    if (p.source_type === 'subtitles') return subtitleSourceProblems(p, caps);
     const problems = [];
     const lang = p.source_language === null ? null : caps.speech.spokenLanguageProblem(p.source_language);
     if (lang) problems.push({ field: 'source_language', message: `source_language ${lang}` });
@@ -57,3 +74,15 @@ export const translateSpec: OperationSpec<'translate', typeof TranslateRequestSc
     return problems;
   },
 };
+
+const SUBTITLE_TYPES = new Set(['text/vtt', 'application/x-subrip', 'text/srt', 'application/srt']);
+
+/** A subtitle file is translated from the language it is in, which has no speech to detect it from; nothing about speakers or models applies. */
+function subtitleSourceProblems(p: TranslateParams, caps: ServerCapabilities): FieldError[] {
+  if (p.source_language === null) return [{ field: 'source_language', message: 'source_language is needed to translate a subtitle file: there is no speech to detect the language from' }];
+  const problems: FieldError[] = [];
+  if (p.diarize || p.multichannel || p.known_speakers.length || p.num_speakers !== null) problems.push({ field: 'diarize', message: 'speaker labels need speech: a subtitle file has none (its WebVTT voices are kept as they are)' });
+  const path = caps.speech.textTranslationProblem(p.source_language, p.target_language);
+  if (path) problems.push({ field: 'target_language', message: path });
+  return problems;
+}

@@ -163,6 +163,12 @@ export async function mediaRows(cacheDir: string, origin: Origin): Promise<Media
       bare: (proxy) => timed(() => ff([...via(proxy), '-i', origin.url(long), '-vf', 'fps=16/60,scale=160:-1:flags=lanczos,tile=4x4', '-frames:v', '1', '-q:v', '2', path.join(tmp, 'm.jpg')])),
     },
     {
+      name: 'Storyboard of a 60 s 720p source (60 tiles of 160 px: sprite, WebVTT, JSON)',
+      goal: 1.3,
+      product: (s) => job(s, '/v1/preview', { url: origin.url(long), preview_type: 'storyboard' }),
+      bare: (proxy) => timed(() => ff([...via(proxy), '-i', origin.url(long), '-vf', 'fps=1,scale=160:-2:flags=lanczos,tile=10x6', '-frames:v', '1', '-q:v', '4', path.join(tmp, 's.jpg')])),
+    },
+    {
       name: 'Clip 10 s, w640, of a 60 s 720p source',
       goal: 1.3,
       product: (s) => job(s, '/v1/preview', { url: origin.url(long), preview_type: 'clip', start: '00:00:20', duration: 10, width: 640 }),
