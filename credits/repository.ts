@@ -191,16 +191,16 @@ const MAX_CHARGES_PER_TRANSACTION = 64;
 const chargeQueues = new WeakMap<object, ChargeQueue>();
 
 /** Refunds a job's charge. Idempotent: the (job_id, 'refund') unique key admits one refund ever. Returns true if it wrote one. */
-export async function refundJob(em: EntityManager, accountId: string, jobId: string, amount: number): Promise<boolean> {
+export async function refundJob(em: EntityManager, accountId: string, jobId: string, amount: number, note = 'job failed'): Promise<boolean> {
   if (amount <= 0) return false;
   const refund = async (tx: EntityManager) => {
     const res = await tx
       .getConnection()
       .execute(
         `insert into credit_entries (account_id, amount, kind, job_id, period, note, created_at)
-         values (?, ?, 'refund', ?, null, 'job failed', ?)
+         values (?, ?, 'refund', ?, null, ?, ?)
          on conflict (job_id, kind) do nothing`,
-        [accountId, amount, jobId, new Date()],
+        [accountId, amount, jobId, note, new Date()],
         'run',
         tx.getTransactionContext(),
       );

@@ -6,6 +6,7 @@ import type { Config } from '../lib/config';
 import { JobFailure, type StoredFailureKind } from '../lib/job-failure';
 import type { JobEnd, JobOutput } from './types';
 import { describeOutputs } from './outputs';
+import { refundJob } from '../credits/repository';
 import { log } from '../lib/logger';
 import { PLANS } from '../lib/plans';
 import { creditsRefunded, jobDuration, jobsCompleted, jobsFailed } from '../lib/metrics';
@@ -71,7 +72,21 @@ export function createJobLifecycleActivities(deps: JobLifecycleDeps) {
       job.completedAt = now;
       job.expiresAt = new Date(now.getTime() + config.downloadUrlTtlMinutes * 60_000);
       job.errorMessage = null;
-      await em.flush();
+      const unused = Math.min(Math.max(0, Math.floor(input.output.creditsUnused ?? 0)), job.creditsCharged);
+      if (unused > 0) {
+        // what the job did not need goes back with the row that says it completed: a retry finds it completed and refunds nothing
+        await em.begin();
+        try {
+          if (await refundJob(em, job.accountId, job.id, unused, 'not needed by the job')) job.creditsCharged -= unused;
+          await em.flush();
+          await em.commit();
+        } catch (err) {
+          await em.rollback();
+          throw err;
+        }
+      } else {
+        await em.flush();
+      }
       const seconds = (now.getTime() - job.createdAt.getTime()) / 1000;
       jobsCompleted.inc({ type: job.jobType });
       jobDuration.observe({ type: job.jobType, status: 'completed' }, seconds);

@@ -20,6 +20,8 @@ export interface JobOutput {
   resultData: Record<string, unknown>;
   /** Further files of the job, after outputFile: paths relative to the files directory, in the job's own folder. */
   moreFiles?: string[];
+  /** Credits charged for work the job turned out not to need (charged at most at creation): refunded as it completes. */
+  creditsUnused?: number;
 }
 
 /** One output file of a completed job, as the job row records it. */

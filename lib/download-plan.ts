@@ -30,3 +30,12 @@ export function clipProblem(clipStart: number | null, clipEnd: number | null, du
   if (clipEnd !== null && clipEnd > duration + 0.05) return `clip_end (${secs(clipEnd)}) is past the end of the source, which is ${secs(duration)} long`;
   return null;
 }
+
+/** What subtitles from speech add to a download: recognising it once, and each language translated into. */
+export const SUBTITLE_COST = { speech: 4, translation: 1 } as const;
+
+/** The most a download's subtitles can cost: speech recognised and every language translated (what was not needed is refunded on completion); platform tracks are free. */
+export function subtitlesCost(subtitles: { source: string; languages: string[] } | null | undefined): number {
+  if (!subtitles || subtitles.source === 'platform') return 0;
+  return SUBTITLE_COST.speech + SUBTITLE_COST.translation * subtitles.languages.length;
+}

@@ -66,7 +66,7 @@ describe('mediaJobWorkflow (time-skipping)', function () {
       jobId: crypto.randomUUID(),
       jobType: 'download',
       sourceUrl: 'http://fixture/v.mp4',
-      params: { url: 'http://fixture/v.mp4', quality: '720p', format: 'mp4', clip_start: null, clip_end: null, processing: null, webhook_url: null },
+      params: { url: 'http://fixture/v.mp4', quality: '720p', format: 'mp4', clip_start: null, clip_end: null, processing: null, subtitles: null, webhook_url: null },
     };
   }
 

@@ -8,7 +8,8 @@ import sharp from 'sharp';
 import { WebVTTParser } from 'webvtt-parser';
 import { sendFile, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { YTDLP_PLUGIN_DIR } from './helpers/ytdlp-comments-fixture';
-import { parseSrtStrict } from './helpers/subtitles';
+import { parseSrtStrict, wordErrorRate } from './helpers/subtitles';
+import { EXPECTED, SPEECH_DIR } from './helpers/speech-fixtures';
 import { startServeStack, type JobBody, type ServeStack } from './helpers/serve-stack';
 
 const run = promisify(execFile);
@@ -66,6 +67,52 @@ Good morning, everyone.</v>
 The house is big.
 `;
 
+/** German subtitles of the 12 s talk, as an HTML5 page's <track> links them. */
+const GERMAN_VTT = `WEBVTT
+
+00:00:00.500 --> 00:00:03.000
+Guten Tag und willkommen.
+
+00:00:04.000 --> 00:00:07.250
+Das Haus ist groß.
+Ich habe ein rotes Auto.
+
+00:00:09.000 --> 00:00:11.500
+Auf Wiedersehen.
+`;
+
+const TRACK_PAGE = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>A talk with German subtitles</title></head>
+<body><h1>A talk with German subtitles</h1>
+<video controls width="854" height="480"><source src="/players/talk.mp4" type="video/mp4">
+<track kind="subtitles" srclang="de" label="Deutsch" src="/players/talk.de.vtt"></video>
+</body></html>
+`;
+
+/** A file's subtitle streams as ffprobe reports them. */
+async function subtitleStreams(file: string): Promise<{ codec: string; language: string | undefined; title: string | undefined }[]> {
+  const { stdout } = await run('ffprobe', ['-v', 'error', '-print_format', 'json', '-show_streams', '-select_streams', 's', file]);
+  return (JSON.parse(stdout) as { streams: { codec_name: string; tags?: Record<string, string> }[] }).streams.map((st) => ({
+    codec: st.codec_name,
+    language: st.tags?.language ?? st.tags?.LANGUAGE,
+    title: st.tags?.title ?? st.tags?.handler_name,
+  }));
+}
+
+/**
+ * The cues of a file's nth subtitle stream, extracted with ffmpeg as SubRip and parsed, timed from the
+ * start of its video (a muxer may start the whole file a few milliseconds late, for an audio codec's
+ * priming, and so the cues with it).
+ */
+async function trackCues(file: string, n: number) {
+  const { stdout } = await run('ffmpeg', ['-v', 'error', '-i', file, '-map', `0:s:${n}`, '-f', 'srt', '-']);
+  const probe = JSON.parse((await run('ffprobe', ['-v', 'error', '-print_format', 'json', '-show_streams', '-select_streams', 'v:0', file])).stdout) as { streams: { start_time?: string }[] };
+  const offset = Number(probe.streams[0]?.start_time ?? 0);
+  // ffmpeg ends a line inside a cue with CRLF, and the file with a blank line
+  const cues = parseSrtStrict(stdout.replace(/\r/g, '').replace(/\n+$/, '\n'));
+  return cues.map((c) => ({ ...c, start: Math.round((c.start - offset) * 1000) / 1000, end: Math.round((c.end - offset) * 1000) / 1000 }));
+}
+
 const TIMINGS = [
   [0.25, 2.125],
   [2.125, 4.999],
@@ -89,6 +136,10 @@ describe('ready for players end to end: jobs with several files, storyboards, ch
     return job as JobBody & { files: { name: string; content_type: string; size: number | null; url: string }[] };
   }
 
+  async function completedOrFailed(p: string, body: Record<string, unknown>): Promise<JobBody> {
+    return s.waitJob(await create(p, body));
+  }
+
   async function fetchTo(url: string, name: string): Promise<string> {
     const res = await fetch(url);
     assert.equal(res.status, 200, `${url}: ${res.status}`);
@@ -106,13 +157,20 @@ describe('ready for players end to end: jobs with several files, storyboards, ch
     fs.writeFileSync(meta, `;FFMETADATA1\n${CHAPTERS.map((c) => `[CHAPTER]\nTIMEBASE=1/1000\nSTART=${c.start_time * 1000}\nEND=${c.end_time * 1000}\ntitle=${c.title}\n`).join('')}`);
     await run('ffmpeg', ['-v', 'error', '-i', plain, '-i', meta, '-map', '0', '-map_chapters', '1', '-c', 'copy', '-y', path.join(media, 'chaptered.mkv')]);
     fs.writeFileSync(path.join(media, 'talk.en.srt'), SRT);
+    fs.writeFileSync(path.join(media, 'talk.de.vtt'), GERMAN_VTT);
+    // 11 s of speech (jfk.wav) with a moving picture
+    await run('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=640x360:r=25', '-i', path.join(SPEECH_DIR, 'jfk.wav'), '-map', '0:v', '-map', '1:a', '-shortest', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-y', path.join(media, 'speech.mp4')]);
     // a subtitle file under a name that does not say so (and a wrong content type)
     fs.writeFileSync(path.join(media, 'notes'), SRT);
     fx = await startFixturePlatform({
       extraRoutes: (req, res, pathname) => {
-        const file = /^\/players\/(talk\.mp4|chaptered\.mkv|talk\.en\.srt|notes)$/.exec(pathname);
+        const file = /^\/players\/(talk\.mp4|chaptered\.mkv|talk\.en\.srt|notes|talk\.de\.vtt|speech\.mp4)$/.exec(pathname);
         if (file) {
           sendFile(req, res, path.join(media, file[1]!)).catch(() => res.destroy());
+          return true;
+        }
+        if (pathname === '/players/subtitled') {
+          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(TRACK_PAGE);
           return true;
         }
         if (pathname === '/chaptered/watch/trip') {
@@ -272,6 +330,109 @@ describe('ready for players end to end: jobs with several files, storyboards, ch
       assert.match(JSON.stringify(speakers.body), /speaker labels need speech/);
       const noPath = await s.api('POST', '/v1/translate', { url: fx.url('/players/talk.en.srt'), source_language: 'en', target_language: 'ja' });
       assert.equal(noPath.status, 422, JSON.stringify(noPath.body));
+    });
+  });
+
+  describe('subtitles in downloads', function () {
+    it("a page's HTML5 <track>: listed by info, embedded as given in mp4, mkv and webm, tagged German, for 1 credit", async () => {
+      const info = await s.api('GET', `/v1/info?url=${encodeURIComponent(fx.url('/players/subtitled'))}`);
+      assert.equal(info.status, 200, JSON.stringify(info.body));
+      assert.deepEqual(info.body.subtitles, ['de']);
+      const expected = [
+        { start: 0.5, end: 3, text: 'Guten Tag und willkommen.' },
+        { start: 4, end: 7.25, text: 'Das Haus ist groß.\nIch habe ein rotes Auto.' },
+        { start: 9, end: 11.5, text: 'Auf Wiedersehen.' },
+      ];
+      for (const [format, codec] of [
+        ['mp4', 'mov_text'],
+        ['mkv', 'subrip'],
+        ['webm', 'webvtt'],
+      ] as const) {
+        const before = await s.credits();
+        const job = await completed('/v1/download', { url: fx.url('/players/subtitled'), format, subtitles: { languages: ['de'], source: 'platform' } });
+        assert.equal(job.credits_charged, 1, format);
+        assert.equal(await s.credits(), before - 1);
+        assert.deepEqual(job.result_data!.subtitles, [{ language: 'de', source: 'platform' }]);
+        const file = await fetchTo(job.download_url!, `track.${format}`);
+        const streams = await subtitleStreams(file);
+        assert.equal(streams.length, 1, JSON.stringify(streams));
+        assert.equal(streams[0]!.codec, codec, format);
+        assert.equal(streams[0]!.language, 'ger', `${format}: ${JSON.stringify(streams)}`);
+        const cues = await trackCues(file, 0);
+        assert.deepEqual(cues.map((c) => c.text), expected.map((c) => c.text), format);
+        cues.forEach((c, i) => assert.ok(near(c.start, expected[i]!.start, 0.002) && near(c.end, expected[i]!.end, 0.002), `${format} cue ${i}: ${JSON.stringify(c)}`));
+      }
+    });
+
+    it('speech recognised and translated, embedded in mkv; clipped, the tracks are cut and shifted; what was not needed is refunded', async () => {
+      const before = await s.credits();
+      const res = await s.api('POST', '/v1/download', { url: fx.url('/players/speech.mp4'), format: 'mkv', subtitles: { languages: ['en', 'es'], source: 'speech' } });
+      assert.equal(res.status, 202, JSON.stringify(res.body));
+      // charged at most: 1 + speech 4 + 1 per language
+      assert.equal(res.body.credits_charged, 7);
+      const job = await s.waitJob(res.body.job_id);
+      assert.equal(job.status, 'completed', job.error_message ?? '');
+      // English was spoken (not translated): 1 credit back
+      assert.equal(job.credits_charged, 6);
+      assert.equal(await s.credits(), before - 6);
+      assert.deepEqual(job.result_data!.subtitles, [
+        { language: 'en', source: 'speech' },
+        { language: 'es', source: 'translation' },
+      ]);
+      const file = await fetchTo(job.download_url!, 'speech.mkv');
+      assert.deepEqual((await subtitleStreams(file)).map((t) => [t.codec, t.language, t.title]), [
+        ['subrip', 'eng', 'English'],
+        ['subrip', 'spa', 'Spanish'],
+      ]);
+      const english = await trackCues(file, 0);
+      const text = english.map((c) => c.text.replace(/\n/g, ' ')).join(' ');
+      assert.ok(wordErrorRate(EXPECTED['jfk.wav']!.text!, text) <= 0.15, text);
+      const spanish = await trackCues(file, 1);
+      assert.deepEqual(spanish.map((c) => [c.start, c.end]), english.map((c) => [c.start, c.end]));
+      assert.match(spanish.map((c) => c.text).join(' '), /pa[ií]s/i);
+
+      // clipped to 3–8 s: every cue within the clip, shifted to it
+      const clipped = await completed('/v1/download', { url: fx.url('/players/speech.mp4'), format: 'mp4', clip_start: '3', clip_end: '8', subtitles: { languages: ['en'] } });
+      const clip = await fetchTo(clipped.download_url!, 'speech-clip.mp4');
+      assert.deepEqual((await subtitleStreams(clip)).map((t) => [t.codec, t.language]), [['mov_text', 'eng']]);
+      const cut = await trackCues(clip, 0);
+      assert.ok(cut.length > 0);
+      for (const c of cut) assert.ok(c.start >= 0 && c.end <= 5.05 && c.end > c.start, JSON.stringify(c));
+      const whole = english.filter((c) => c.end > 3 && c.start < 8);
+      assert.deepEqual(cut.map((c) => c.text), whole.map((c) => c.text));
+      assert.ok(near(cut[0]!.start, Math.max(0, whole[0]!.start - 3), 0.01), JSON.stringify([cut[0], whole[0]]));
+    });
+
+    it('burn draws the one language into the picture: the frames under a cue change, the others do not', async () => {
+      const plain = await completed('/v1/download', { url: fx.url('/players/subtitled'), format: 'mp4' });
+      const burnt = await completed('/v1/download', { url: fx.url('/players/subtitled'), format: 'mp4', subtitles: { languages: ['de'], source: 'platform', mode: 'burn' } });
+      assert.deepEqual(burnt.result_data!.subtitles, [{ language: 'de', source: 'platform' }]);
+      const [a, b] = [await fetchTo(plain.download_url!, 'plain.mp4'), await fetchTo(burnt.download_url!, 'burnt.mp4')];
+      assert.deepEqual(await subtitleStreams(b), [], 'burnt in, not a soft track');
+      // mean absolute difference of the bottom third at a time, after both are decoded the same way
+      const bottom = async (file: string, t: number) => (await run('ffmpeg', ['-v', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-vf', 'crop=iw:ih/3:0:ih*2/3,scale=160:-2,format=gray', '-f', 'rawvideo', '-'], { encoding: 'buffer', maxBuffer: 1 << 24 })).stdout as Buffer;
+      const diff = async (t: number) => {
+        const [x, y] = [await bottom(a, t), await bottom(b, t)];
+        let sum = 0;
+        for (let i = 0; i < x.length; i++) sum += Math.abs(x[i]! - (y[i] ?? 0));
+        return sum / x.length;
+      };
+      const under = await diff(5.5);
+      const clear = await diff(8.2);
+      assert.ok(under > 4, `the picture under a cue changed by ${under.toFixed(2)}`);
+      assert.ok(clear < under / 3, `the picture without a cue changed by ${clear.toFixed(2)} (${under.toFixed(2)} under one)`);
+    });
+
+    it('subtitles for an audio-only download, or burning two languages, are 422s naming the field', async () => {
+      const audio = await s.api('POST', '/v1/download', { url: fx.url('/players/talk.mp4'), format: 'mp3', subtitles: { languages: ['en'] } });
+      assert.equal(audio.status, 422, JSON.stringify(audio.body));
+      assert.match(JSON.stringify(audio.body), /"subtitles"/);
+      const two = await s.api('POST', '/v1/download', { url: fx.url('/players/talk.mp4'), subtitles: { languages: ['en', 'de'], mode: 'burn' } });
+      assert.equal(two.status, 422, JSON.stringify(two.body));
+      assert.match(JSON.stringify(two.body), /subtitles\.languages/);
+      const missing = await completedOrFailed('/v1/download', { url: fx.url('/players/subtitled'), subtitles: { languages: ['fr'], source: 'platform' } });
+      assert.equal(missing.status, 'failed');
+      assert.match(missing.error_message!, /The platform has no subtitles in fr/);
     });
   });
 

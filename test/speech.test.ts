@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { alignByTime } from '../operations/translate/activities';
+import { alignByTime } from '../activities/speech/alignment';
 import { inspectModelDir, ModelRegistry, ModelSelectionError } from '../engines/speech/model-registry';
 import { toSrt, toVtt } from '../engines/speech/subtitles';
 import { createApertiumEngine, modesToPairs } from '../engines/translate/apertium.engine';

@@ -308,7 +308,7 @@ describe('webhooks', function () {
           tx.create(Job, { id: jobId, accountId: acct.accountId, jobType: 'download', status: 'pending', sourceUrl: url, parameters: {}, creditsCharged: 1, resultData: null, webhookUrl: rx.url(hook), createdAt: new Date() });
           return { jobId, value: null };
         });
-        const input: MediaJobInput = { jobId, jobType: 'download', sourceUrl: url, params: { url, quality: 'best', format: null, clip_start: null, clip_end: null, processing: null, webhook_url: rx.url(hook) } };
+        const input: MediaJobInput = { jobId, jobType: 'download', sourceUrl: url, params: { url, quality: 'best', format: null, clip_start: null, clip_end: null, processing: null, subtitles: null, webhook_url: rx.url(hook) } };
         for (const runId of runs) {
           const handle = await env.client.workflow.start('mediaJobWorkflow', { taskQueue: 'control', workflowId: `job-${jobId}-${runId}`, args: [input], ...DRIVEN_WORKFLOW_OPTIONS });
           // a failed job's workflow ends Failed, after its events have been handed to their children

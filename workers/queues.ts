@@ -7,6 +7,7 @@ import { createJobLifecycleActivities } from '../jobs/lifecycle.activities';
 import { createMaintenanceActivities } from '../jobs/maintenance.activities';
 import { createSourceActivities } from '../activities/source/activities';
 import { createRecognitionActivities } from '../activities/speech/recognition';
+import { createSubtitleTrackActivities } from '../activities/speech/subtitle-tracks';
 import { createWebhookActivities } from '../webhooks/activities';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
@@ -168,8 +169,8 @@ export const QUEUE_TABLE = {
       const whisper = createWhisperEngine({ python: config.whisperPython, processes: config.queueConcurrency['media-speech'] ?? SPEECH_STEPS_AT_ONCE });
       const ffmpeg = createFfmpegEngine(config);
       const speech = { whisper, registry, translator };
-      // recognition is shared by transcribe and translate; writing and translating are their own steps
-      const shared = createRecognitionActivities({ ...speech, ffmpeg, storage, config });
+      // recognition is shared by transcribe and translate (and downloads' subtitles, with their tracks); writing and translating are their own steps
+      const shared = { ...createRecognitionActivities({ ...speech, ffmpeg, storage, config }), ...createSubtitleTrackActivities({ translator, storage }) };
       return { ...shared, ...operationActivities('media-speech', { config, storage, ffmpeg, speech }, Object.keys(shared)) };
     },
   },

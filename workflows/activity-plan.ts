@@ -13,8 +13,8 @@ export const ACTIVITY_PLAN = {
   'media-fetch': ['readInfo', 'probeSource', 'downloadSource', 'fetchSource', 'resolveSource', 'fetchTextSource'],
   // only operations' own steps run here (operations/<name>/activities.ts)
   'media-process': [],
-  // recognition, shared by transcribe and translate; their own steps are theirs (operations/<name>/activities.ts)
-  'media-speech': ['recognizeSpeech'],
+  // recognition, shared by transcribe and translate, and the subtitle tracks of downloads; their own steps are theirs (operations/<name>/activities.ts)
+  'media-speech': ['recognizeSpeech', 'subtitleTracks'],
   webhooks: ['attemptDelivery', 'recordLostAttempt', 'deliveryTargetActive'],
 } as const satisfies Plan;
 

@@ -94,8 +94,9 @@ export function createSourceActivities(deps: SourceDeps) {
   };
 
   /** A downloaded source goes on to the job's next step through storage, where steps share no disk. */
-  async function handedOn<T extends { sourceFile: string | null }>(jobId: string, result: T): Promise<T> {
+  async function handedOn<T extends { sourceFile: string | null; subtitleFiles?: { file: string }[] }>(jobId: string, result: T): Promise<T> {
     if (result.sourceFile) await storage.shareWorkFile(jobId, result.sourceFile);
+    for (const s of result.subtitleFiles ?? []) await storage.shareWorkFile(jobId, s.file);
     return result;
   }
 

@@ -13,6 +13,7 @@ import { alive, keepAlive, progressReporter } from '../step/heartbeat';
 import { watchDownload } from './download-watch';
 import { byteRangesOf, indexProbe } from './in-place';
 import { downloadFolder, overLimit, PAGE_EXTRACTORS, seekableFormat, toFailure, withinLimits } from './source-facts';
+import type { PlatformSubtitles } from './types';
 import type { DownloadSourceInput, FetchedSource, ResolvedSource, ResolveSourceInput, SourceDeps } from './types';
 
 /** yt-dlp's info for a URL (the address checked by the caller), with the rendition `selection` picks when given. */
@@ -65,7 +66,7 @@ export async function downloadWithYtdlp(
   deps: Pick<SourceDeps, 'ytdlp' | 'ffmpeg' | 'storage' | 'egress'>,
   input: DownloadSourceInput,
   limits: SourceLimits,
-  extra: Pick<DownloadRequest, 'matchFilter' | 'writeInfoJson' | 'infoJson'> = {},
+  extra: Pick<DownloadRequest, 'matchFilter' | 'writeInfoJson' | 'infoJson' | 'subtitleLanguages'> = {},
 ): Promise<string> {
   const report = progressReporter(input.progressRange);
   const stop = keepAlive();
@@ -106,8 +107,19 @@ export async function openWithYtdlp(deps: SourceDeps, input: ResolveSourceInput,
   const infoJson = path.join(workDir, 'download', 'probe.info.json');
   await fs.mkdir(path.dirname(infoJson), { recursive: true });
   await fs.writeFile(infoJson, JSON.stringify(info));
-  const file = await downloadWithYtdlp(deps, input, limits, { infoJson });
-  return { ...summary, sourceFile: path.relative(workDir, file), media: null };
+  const file = await downloadWithYtdlp(deps, input, limits, { infoJson, ...(input.subtitles?.length ? { subtitleLanguages: input.subtitles } : {}) });
+  const subtitleFiles = input.subtitles?.length ? await subtitlesBeside(file, input.subtitles, workDir) : undefined;
+  return { ...summary, sourceFile: path.relative(workDir, file), media: null, ...(subtitleFiles ? { subtitleFiles } : {}) };
+}
+
+/** The subtitle files yt-dlp wrote beside `file` (`source.<lang>.<vtt|srt>`), one per language asked for: its own code, else a regional variant. */
+async function subtitlesBeside(file: string, languages: string[], workDir: string): Promise<PlatformSubtitles[]> {
+  const names = (await fs.readdir(path.dirname(file))).filter((n) => /^source\.[^.]+\.(vtt|srt)$/.test(n)).sort();
+  return languages.flatMap((language) => {
+    const lang = (n: string) => n.split('.')[1]!;
+    const name = names.find((n) => lang(n) === language) ?? names.find((n) => lang(n).startsWith(`${language}-`));
+    return name ? [{ language, file: path.relative(workDir, path.join(path.dirname(file), name)) }] : [];
+  });
 }
 
 /** Fetched in one yt-dlp run, its limits (live, duration) as a match filter, title and duration from the info JSON it writes. */

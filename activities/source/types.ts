@@ -40,6 +40,14 @@ export interface ResolveSourceInput extends DownloadSourceInput {
   /** A clip of the source (seconds): a range past its end fails before anything is downloaded. */
   clipStart?: number | null;
   clipEnd?: number | null;
+  /** Languages (ISO 639-1) whose subtitle tracks the platform publishes, to fetch beside the media. */
+  subtitles?: string[];
+}
+
+/** A platform's subtitle track fetched beside the media: its language as asked for, and the file (relative to the job's work folder). */
+export interface PlatformSubtitles {
+  language: string;
+  file: string;
 }
 
 /** A source within the limits: downloaded (sourceFile), or to be read in place (media). */
@@ -50,6 +58,8 @@ export interface ResolvedSource {
   media: RemoteMedia | null;
   /** ffprobe of the downloaded file when this step made one, so the processing step need not probe it again. */
   sourceProbe?: ProbeResult;
+  /** The platform's subtitle tracks in the languages asked for, where it has them (SRT or WebVTT). */
+  subtitleFiles?: PlatformSubtitles[];
 }
 
 /** A source fetched whole into the job's work folder (sourceFile relative to it). */

@@ -11,12 +11,14 @@ export const INPUT_FORMATS = [
   // stills (thumbnails, mosaics, frames): image2 expands patterns only from the file name, and every
   // name the service opens is its own (job id + fixed name)
   'image2',
-  // chapters written by the service (and by yt-dlp's --embed-chapters) as ffmpeg's metadata file: text holding no references
+  // chapters written by the service (and by yt-dlp's --embed-chapters) as ffmpeg's metadata file, and
+  // the SubRip tracks it writes for downloads: text holding no references
   'ffmetadata',
+  'srt',
 ].join(',');
 
 // A URL is never read as a still image (image demuxers decode whatever size the file declares), nor as the service's own metadata.
-const URL_INPUT_FORMATS = INPUT_FORMATS.split(',').filter((f) => !['png_pipe', 'jpeg_pipe', 'webp_pipe', 'image2', 'ffmetadata'].includes(f)).join(',');
+const URL_INPUT_FORMATS = INPUT_FORMATS.split(',').filter((f) => !['png_pipe', 'jpeg_pipe', 'webp_pipe', 'image2', 'ffmetadata', 'srt'].includes(f)).join(',');
 
 const LOCAL_PROTOCOLS = 'file,pipe';
 const PROXIED_PROTOCOLS = 'http,https,tcp,tls,httpproxy';

@@ -72,3 +72,11 @@ export function parseSubtitles(text: string): { format: 'srt' | 'vtt'; cues: Cue
 export function isSubtitleFileName(name: string): boolean {
   return /\.(srt|vtt)$/i.test(name.split(/[?#]/)[0] ?? '');
 }
+
+/** The cues that overlap [start, end], cut to it and shifted so that it starts at 0 (a clipped download's subtitles). */
+export function clipCues(cues: Cue[], start: number, end: number): Cue[] {
+  const ms = (s: number) => Math.round(s * 1000) / 1000;
+  return cues
+    .filter((c) => c.end > start + 0.0005 && c.start < end - 0.0005)
+    .map((c) => ({ ...c, start: ms(Math.max(c.start, start) - start), end: ms(Math.min(c.end, end) - start) }));
+}

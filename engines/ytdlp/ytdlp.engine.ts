@@ -114,6 +114,8 @@ export interface DownloadRequest {
   writeInfoJson?: boolean;
   /** An info JSON file from an earlier probe: yt-dlp downloads from it without extracting the page again. */
   infoJson?: string;
+  /** The platform's subtitles in these languages (ISO 639-1; regional variants too) beside the file, `source.<lang>.<vtt|srt>`, where it has them. */
+  subtitleLanguages?: string[];
   /** The egress proxy URL of this run: every request yt-dlp makes goes through it. */
   proxyUrl: string;
   signal?: AbortSignal;
@@ -212,6 +214,7 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
         ...(req.maxFilesize ? ['--max-filesize', String(req.maxFilesize)] : []),
         ...(req.matchFilter ? ['--match-filter', req.matchFilter] : []),
         ...(req.writeInfoJson ? ['--write-info-json'] : []),
+        ...(req.subtitleLanguages?.length ? ['--write-subs', '--sub-langs', req.subtitleLanguages.map((l) => `${l}(-.*)?`).join(','), '--sub-format', 'vtt/srt/best'] : []),
         // one file at most, even where a page is read as several copies of its video
         '--playlist-items',
         '1',

@@ -2,14 +2,17 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { parseEbur128Summary, parseLoudnorm, parseSilences, soundSpan, type LoudnormMeasurement } from '../../engines/ffmpeg/ffmpeg-analysis';
-import type { FfmpegEngine } from '../../engines/ffmpeg/ffmpeg.engine';
+import type { FfmpegEngine, ProbeResult } from '../../engines/ffmpeg/ffmpeg.engine';
 import type { Storage } from '../../engines/storage';
 import {
   audioPass,
   deliveryFilters,
   denoiseFilter,
   editEncode,
+  burnSubtitles,
+  carriesSubtitles,
   editStep,
+  embedSubtitles,
   finalStep,
   LOUDNESS_PROBE,
   loudnessCheck,
@@ -18,7 +21,11 @@ import {
   normalizeFilter,
   SILENCE_PROBE,
   timeWindow,
+  type SubtitleInput,
 } from '../../engines/ffmpeg/recipes/download';
+import { clipCues, parseSubtitles, toSrt } from '../../engines/speech/subtitles';
+import { iso639_2, languageName } from '../../engines/speech/languages';
+import type { SubtitleTrack } from '../../activities/speech/subtitle-tracks';
 import { LOUDNESS_TARGET, processingSteps } from '../../lib/download-plan';
 import { clipChapters, ffmetadataChapters, type Chapter } from '../../lib/chapters';
 import { JobFailure } from '../../lib/job-failure';
@@ -34,8 +41,16 @@ export interface DownloadDeps {
   storage: Storage;
 }
 
+/** Subtitle tracks for a download (each a SubRip file of the whole source in the job's work folder), soft or burnt in. */
+export interface DownloadSubtitles {
+  mode: 'embed' | 'burn';
+  tracks: SubtitleTrack[];
+}
+
 export interface FinalizeDownloadInput {
   jobId: string;
+  /** Absent: none (and on jobs started before downloads carried subtitles). */
+  subtitles?: DownloadSubtitles;
   /** Downloaded file, relative to the job's work folder. */
   sourceFile: string;
   quality: Quality;
@@ -71,6 +86,34 @@ export function createDownloadActivities(deps: DownloadDeps) {
     return file;
   }
 
+  /** When a file's picture starts on its timeline (seconds; 0 without video). */
+  async function videoStart(file: string): Promise<number> {
+    return videoStartOf(await ffmpeg.probe(file));
+  }
+
+  /**
+   * The subtitle tracks put into the finished file: each cut to the span the download kept (shifted so
+   * it starts at 0), then muxed in as soft tracks, or the one track burnt into the picture.
+   */
+  async function addSubtitles(jobId: string, out: string, ext: string, subtitles: DownloadSubtitles, [start, end]: [number, number], run: BandRun, shift: number): Promise<void> {
+    if (subtitles.mode === 'embed' && !carriesSubtitles(ext)) {
+      throw JobFailure.user('rejected', `The download is ${ext}, which carries no subtitle tracks; ask for format mp4, mkv or webm`);
+    }
+    const dir = path.join(storage.workDirOf(jobId), 'subtitles');
+    await fs.mkdir(dir, { recursive: true });
+    const inputs: SubtitleInput[] = [];
+    for (const track of subtitles.tracks) {
+      const parsed = parseSubtitles(await fs.readFile(await storage.workFile(jobId, track.file), 'utf8'));
+      const file = path.join(dir, `${track.language}.cut.srt`);
+      await fs.writeFile(file, toSrt(clipCues(parsed?.cues ?? [], start, end)));
+      inputs.push({ file, language: iso639_2(track.language), title: languageName(track.language), offset: shift });
+    }
+    const done = `${out}.subtitled.${ext}`;
+    const args = subtitles.mode === 'burn' ? burnSubtitles(out, ext, inputs[0]!, done) : embedSubtitles(out, ext, inputs, done);
+    await run(args, end - start, [0.95, 1]);
+    await fs.rename(done, out);
+  }
+
   return {
     /** Remuxes or re-encodes the downloaded file into the requested format and measures the result. */
     async finalizeDownload(input: FinalizeDownloadInput): Promise<JobOutput> {
@@ -101,12 +144,14 @@ export function createDownloadActivities(deps: DownloadDeps) {
           stop();
         }
       }
+      // the cues follow the source's picture: a remux that moves the video's first frame moves them with it
+      if (input.subtitles) await addSubtitles(input.jobId, out, step.ext, input.subtitles, [0, durationOf(probe)], ffmpegRun(input.progressRange), (await videoStart(out)) - videoStartOf(probe));
       const result = await ffmpeg.probe(out);
       const stat = await fs.stat(out);
       await storage.commitOutput(relative);
       return {
         outputFile: relative,
-        resultData: { title: input.title, duration: roundMs(durationOf(result)), format: step.ext, filesize: stat.size },
+        resultData: { title: input.title, duration: roundMs(durationOf(result)), format: step.ext, filesize: stat.size, ...subtitlesResult(input.subtitles) },
       };
     },
 
@@ -135,10 +180,12 @@ export function createDownloadActivities(deps: DownloadDeps) {
         const chaptersFile = await clippedChapters(input.jobId, probe.chapters ?? [], start, end, sourceDuration);
         const encoded = await run(editEncode(timeWindow(start, end, sourceDuration), src, step, audio.filters, out, chaptersFile), end - start, [0.4, audio.measured ? 0.9 : 1]);
         const loudness = audio.measured ? await loudnessOf(out, audio.measured, normalizationType(encoded), run) : undefined;
+        // the cut's first frame is the source's at `start`, wherever the encode put it
+        if (input.subtitles) await addSubtitles(input.jobId, out, step.ext, input.subtitles, [start, end], run, await videoStart(out));
         const result = await ffmpeg.probe(out);
         const stat = await fs.stat(out);
         await storage.commitOutput(relative);
-        return { outputFile: relative, resultData: { title: input.title, duration: roundMs(durationOf(result)), format: step.ext, filesize: stat.size, ...(loudness ? { loudness } : {}) } };
+        return { outputFile: relative, resultData: { title: input.title, duration: roundMs(durationOf(result)), format: step.ext, filesize: stat.size, ...(loudness ? { loudness } : {}), ...subtitlesResult(input.subtitles) } };
       } catch (err) {
         throw toolFailure(err);
       } finally {
@@ -149,6 +196,16 @@ export function createDownloadActivities(deps: DownloadDeps) {
 }
 
 export type DownloadActivities = ReturnType<typeof createDownloadActivities>;
+
+function videoStartOf(probe: ProbeResult): number {
+  const start = Number((probe.streams.find((s) => s.codec_type === 'video') as { start_time?: string } | undefined)?.start_time);
+  return Number.isFinite(start) ? start : 0;
+}
+
+/** result_data.subtitles: each track in the file, in order, and where it came from. */
+function subtitlesResult(subtitles: DownloadSubtitles | undefined) {
+  return subtitles ? { subtitles: subtitles.tracks.map((t) => ({ language: t.language, source: t.source })) } : {};
+}
 
 /** An ffmpeg run within a share of the step's progress band; resolves with its log. */
 type BandRun = (args: string[], durationHint: number | undefined, band: [number, number], onLogLine?: (line: string) => void) => Promise<string>;

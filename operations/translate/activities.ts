@@ -4,7 +4,6 @@
 import { Context } from '@temporalio/activity';
 import { alive, progressReporter } from '../../activities/step/heartbeat';
 import { createRecognitionActivities, joinText, noTranslationPath, readRecognition, recognisedSegments, speechResultFields, writeSpeechFiles, type Recognition, type SpeechInput } from '../../activities/speech/recognition';
-import type { WhisperSegment } from '../../engines/speech/whisper.engine';
 import { planSpeechTranslation, targetsFromAnySpeech } from '../../engines/translate/speech-plan';
 import { planRoute, translateRoute } from '../../engines/translate/translation-engine';
 import { parseSubtitles } from '../../engines/speech/subtitles';
@@ -13,6 +12,7 @@ import fs from 'node:fs/promises';
 import type { JobOutput } from '../../jobs/types';
 import { speechOf, type StepDeps } from '../step-deps';
 import type { TranslateParams } from './spec';
+import { alignByChannel } from '../../activities/speech/alignment';
 
 export function translateSteps(deps: StepDeps) {
   const { storage } = deps;
@@ -132,40 +132,4 @@ export function translateSteps(deps: StepDeps) {
       return steps.translateTranscript({ jobId: input.jobId, params: input.params, recognition: done, progressRange: [mid, to] });
     },
   };
-}
-
-/** alignByTime within each channel, when the segments come from several (one speaker per channel): a channel's English never lands on another's speech. */
-export function alignByChannel(originals: Pick<WhisperSegment, 'start' | 'end' | 'channel'>[], other: Pick<WhisperSegment, 'start' | 'end' | 'text' | 'channel'>[]): string[] {
-  const channels = new Set(originals.map((o) => o.channel));
-  if (channels.size <= 1) return alignByTime(originals, other);
-  const out: string[] = originals.map(() => '');
-  for (const channel of channels) {
-    const mine = originals.map((o, i) => [o, i] as const).filter(([o]) => o.channel === channel);
-    const texts = alignByTime(mine.map(([o]) => o), other.filter((x) => x.channel === channel));
-    mine.forEach(([, i], k) => (out[i] = texts[k] ?? ''));
-  }
-  return out;
-}
-
-/**
- * One text per original segment from a second segmentation of the same audio (Whisper's English
- * translation pass): each translated segment goes to the original segment it overlaps most.
- */
-export function alignByTime(originals: Pick<WhisperSegment, 'start' | 'end'>[], other: Pick<WhisperSegment, 'start' | 'end' | 'text'>[]): string[] {
-  const buckets: string[][] = originals.map(() => []);
-  if (originals.length === 0) return [];
-  for (const seg of other) {
-    let best = -1;
-    let bestScore = -Infinity;
-    originals.forEach((o, i) => {
-      const overlap = Math.min(o.end, seg.end) - Math.max(o.start, seg.start);
-      // no overlap: the nearest segment (negative distance) still wins over nothing
-      if (overlap > bestScore) {
-        bestScore = overlap;
-        best = i;
-      }
-    });
-    buckets[best]!.push(seg.text);
-  }
-  return buckets.map((b) => joinText(b));
 }

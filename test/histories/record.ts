@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   }
 
   function download(name: string, params: Partial<DownloadParams> & { url: string }): Promise<string> {
-    const full: DownloadParams = { quality: 'best', format: null, clip_start: null, clip_end: null, processing: null, webhook_url: null, ...params };
+    const full = { quality: 'best', format: null, clip_start: null, clip_end: null, processing: null, subtitles: null, webhook_url: null, ...params } as const;
     return run(name, { jobId: crypto.randomUUID(), jobType: 'download', sourceUrl: params.url, params: full, accountId: account.id });
   }
 

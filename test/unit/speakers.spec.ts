@@ -3,7 +3,7 @@
 // WebVTT carry the speaker.
 import assert from 'node:assert/strict';
 import { labelSpeakers, mergeChannels, speakerLetter } from '../../activities/speech/speakers';
-import { alignByChannel } from '../../operations/translate/activities';
+import { alignByChannel } from '../../activities/speech/alignment';
 import type { WhisperResult } from '../../engines/speech/whisper.engine';
 import { toSrt, toVtt } from '../../engines/speech/subtitles';
 import type { SpeakerTurn, WhisperSegment } from '../../engines/speech/whisper.engine';

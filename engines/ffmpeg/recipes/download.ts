@@ -126,3 +126,52 @@ export function loudnessCheck(file: string): string[] {
 export function normalizationType(encodeLog: string): string | null {
   return /"normalization_type"\s*:\s*"(\w+)"/.exec(encodeLog.slice(encodeLog.lastIndexOf('[Parsed_loudnorm')))?.[1] ?? null;
 }
+
+/** A subtitle track to put into a download: a SubRip file, its ISO 639-2 language and its title. */
+export interface SubtitleInput {
+  file: string;
+  language: string;
+  title: string;
+  /** Seconds to move its cues by, to follow the picture (`-itsoffset`). */
+  offset?: number;
+}
+
+/** The soft subtitle codec each video container carries. */
+const SUBTITLE_CODECS: Record<string, string> = { mp4: 'mov_text', m4v: 'mov_text', mov: 'mov_text', mkv: 'srt', webm: 'webvtt' };
+
+/** Whether a container takes soft subtitle tracks. */
+export function carriesSubtitles(ext: string): boolean {
+  return ext in SUBTITLE_CODECS;
+}
+
+/** Soft tracks added to a finished file: every stream copied, the file's own subtitles replaced by these, each tagged with its language and title. */
+export function embedSubtitles(src: string, ext: string, tracks: SubtitleInput[], out: string): string[] {
+  const codec = SUBTITLE_CODECS[ext];
+  if (!codec) throw new Error(`${ext} carries no soft subtitles`);
+  return [
+    '-i', src,
+    ...tracks.flatMap((t) => [...(t.offset ? ['-itsoffset', t.offset.toFixed(3)] : []), '-i', t.file]),
+    '-map', '0', '-map', '-0:s?', '-map', '-0:d?',
+    ...tracks.flatMap((_, i) => ['-map', `${i + 1}:0`]),
+    '-c', 'copy', '-c:s', codec,
+    ...tracks.flatMap((t, i) => [`-metadata:s:s:${i}`, `language=${t.language}`, `-metadata:s:s:${i}`, `title=${t.title}`]),
+    ...(codec === 'mov_text' ? ['-movflags', '+faststart'] : []),
+    '-y', out,
+  ];
+}
+
+/**
+ * One track drawn into the picture with libass, in a style meant to be read over any picture: white
+ * sans-serif about 7 % of the height, a black outline, lifted off the bottom edge. The video is
+ * re-encoded (H.264, VP9 for webm); the sound is copied.
+ */
+export function burnSubtitles(src: string, ext: string, track: SubtitleInput, out: string): string[] {
+  const style = 'FontName=DejaVu Sans,FontSize=20,PrimaryColour=&H00FFFFFF,OutlineColour=&H00000000,BorderStyle=1,Outline=2,Shadow=0,MarginV=18';
+  const video = ext === 'webm' ? vp9(30) : h264(20);
+  return ['-i', src, '-map', '0:v:0', '-map', '0:a?', '-vf', `subtitles=filename=${filterValue(track.file)}:force_style=${filterValue(style)}`, ...video, '-c:a', 'copy', ...(ext === 'mp4' ? ['-movflags', '+faststart'] : []), '-y', out];
+}
+
+/** A value inside a filter graph's option list, quoted (libavfilter's escaping: a quote ends the quoting). */
+function filterValue(v: string): string {
+  return `'${v.replace(/\\/g, '\\\\').replace(/'/g, "'\\\\''")}'`;
+}
