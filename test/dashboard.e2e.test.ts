@@ -287,7 +287,7 @@ describe('dashboard end to end: a real browser against bin/mediasvc serve', func
     assert.equal(upload.body.size, fs.statSync(file).size);
   });
 
-  it('renders each kind of output: GIF and mosaic images, a playable clip, a transcript with timestamps, a translation beside its original, the comments tree, hashes', async function () {
+  it('renders each kind of output: GIF and mosaic images, a storyboard with its tiles\' times, a playable clip, a transcript with timestamps, a translation beside its original, the comments tree, hashes', async function () {
     this.timeout(600_000);
     const create = async (p: string, body: unknown) => {
       const res = await asAccount(s.key, 'POST', p, body);
@@ -297,6 +297,7 @@ describe('dashboard end to end: a real browser against bin/mediasvc serve', func
     const jobs = {
       gif: await create('/v1/preview', { url: fx.url('/watch/trailer'), preview_type: 'gif', duration: 2, width: 240 }),
       mosaic: await create('/v1/preview', { url: fx.url('/watch/trailer'), preview_type: 'mosaic', columns: 3, rows: 2 }),
+      storyboard: await create('/v1/preview', { url: fx.url('/watch/trailer'), preview_type: 'storyboard', interval: 0.5, columns: 4 }),
       clip: await create('/v1/preview', { url: fx.url('/watch/trailer'), preview_type: 'clip', duration: 2 }),
       fingerprint: await create('/v1/fingerprint', { url: fx.url('/watch/trailer'), hash_size: 8 }),
       comments: await create('/v1/comments', { url: pt.url(`/w/${PT_VIDEOS.big.shortUUID}`), max_comments: 5 }),
@@ -321,6 +322,17 @@ describe('dashboard end to end: a real browser against bin/mediasvc serve', func
     await open('mosaic');
     assert.equal(await imageWidth(), 480);
     await shoot('job-mosaic');
+
+    await open('storyboard');
+    // the sprite, each tile labelled with its time, and the job's three files listed
+    const board = page.getByTestId('storyboard');
+    assert.equal(await board.locator('g.tile').count(), 8);
+    assert.deepEqual(await board.locator('text.tile-time').allTextContents(), ['00:00.0', '00:00.5', '00:01.0', '00:01.5', '00:02.0', '00:02.5', '00:03.0', '00:03.5']);
+    const sprite = await board.locator('image').getAttribute('href');
+    assert.match(sprite ?? '', /\/v1\/files\/[^/]+\/storyboard\.jpg$/);
+    assert.equal((await fetch(sprite!)).status, 200);
+    assert.deepEqual(await page.getByTestId('job-files').locator('a').allTextContents(), ['storyboard.vtt', 'storyboard.jpg', 'storyboard.json']);
+    await shoot('job-storyboard');
 
     await open('clip');
     const video = page.getByTestId('job-output-video');

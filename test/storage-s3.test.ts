@@ -303,5 +303,22 @@ describe('object storage (STORAGE=s3) on an S3-compatible server', function () {
       assert.deepEqual(onDisk('files'), [], 'no outputs in DATA_DIR/files');
       assert.deepEqual(onDisk('uploads').filter((n) => !n.endsWith('.part')), [], 'no uploads in DATA_DIR/uploads');
     });
+
+    it("keeps every file of a job with several (a storyboard) in the bucket; each of the job's links serves its own, the WebVTT naming the sprite's link", async () => {
+      const created = await s.api('POST', '/v1/preview', { url: fx.url('/media/v480.mp4'), preview_type: 'storyboard' });
+      assert.equal(created.status, 202, JSON.stringify(created.body));
+      const jobId = created.body.job_id as string;
+      assert.equal((await finished(jobId)).status, 'completed');
+      const job = (await s.api('GET', `/v1/jobs/${jobId}`)).body as { files: { name: string; url: string; size: number }[] };
+      assert.deepEqual(await keys(s3, bucket, `files/${jobId}/`), ['storyboard.jpg', 'storyboard.json', 'storyboard.vtt'].map((n) => `files/${jobId}/${n}`));
+      for (const f of job.files) {
+        const res = await fetch(f.url);
+        assert.equal(res.status, 200, `${f.name}: ${res.status}`);
+        const body = Buffer.from(await res.arrayBuffer());
+        if (f.name === 'storyboard.jpg') assert.deepEqual(body, await objectBytes(s3, bucket, `files/${jobId}/storyboard.jpg`));
+        else assert.ok(body.toString('utf8').includes(`${job.files[1]!.url}`), `${f.name} links the sprite: ${body.toString('utf8').slice(0, 200)}`);
+        assert.equal(body.length, f.name === 'storyboard.jpg' ? f.size : body.length);
+      }
+    });
   });
 });
