@@ -31,6 +31,9 @@ export function clipProblem(clipStart: number | null, clipEnd: number | null, du
   return null;
 }
 
+/** The Whisper model a download's subtitles are recognised with (multilingual: the language is detected). */
+export const SUBTITLE_SPEECH_MODEL = 'base' as const;
+
 /** What subtitles from speech add to a download: recognising it once, and each language translated into. */
 export const SUBTITLE_COST = { speech: 4, translation: 1 } as const;
 

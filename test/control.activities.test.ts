@@ -201,21 +201,36 @@ describe('janitor', () => {
     const a = await h.newAccount();
     const em = h.orm.em.fork();
     const ids = { old: crypto.randomUUID(), live: crypto.randomUUID() };
+    // each job has two files: the sweep takes every file of an expired job
+    const files = [
+      { name: 'output.mp4', content_type: 'video/mp4', size: 5 },
+      { name: 'output.en.srt', content_type: 'application/x-subrip', size: 5 },
+    ];
     for (const [name, id] of Object.entries(ids)) {
       const rel = h.storage.outputRelative(id, 'output.mp4');
       fs.mkdirSync(path.dirname(h.storage.outputPath(rel)), { recursive: true });
-      fs.writeFileSync(h.storage.outputPath(rel), 'bytes');
+      for (const f of files) fs.writeFileSync(h.storage.outputPath(h.storage.outputRelative(id, f.name)), 'bytes');
       const expiresAt = new Date(Date.now() + (name === 'old' ? -60_000 : 3_600_000));
-      em.create(Job, { id, accountId: a.accountId, jobType: 'download', status: 'completed', sourceUrl: 'http://x/', parameters: {}, creditsCharged: 1, resultData: {}, outputFile: rel, expiresAt, completedAt: new Date(), createdAt: new Date() });
+      em.create(Job, { id, accountId: a.accountId, jobType: 'download', status: 'completed', sourceUrl: 'http://x/', parameters: {}, creditsCharged: 1, resultData: {}, outputFile: rel, outputFiles: files, expiresAt, completedAt: new Date(), createdAt: new Date() });
     }
     await em.flush();
     const { sweep } = await import('../jobs/maintenance.activities');
     assert.deepEqual(await sweep(h.orm, h.storage), { filesRemoved: 1, uploadsRemoved: 0 });
-    assert.equal(fs.existsSync(h.storage.outputPath(h.storage.outputRelative(ids.old, 'output.mp4'))), false);
-    assert.equal(fs.existsSync(h.storage.outputPath(h.storage.outputRelative(ids.live, 'output.mp4'))), true);
+    for (const f of files) {
+      assert.equal(fs.existsSync(h.storage.outputPath(h.storage.outputRelative(ids.old, f.name))), false, f.name);
+      assert.equal(fs.existsSync(h.storage.outputPath(h.storage.outputRelative(ids.live, f.name))), true, f.name);
+    }
     const job = await h.request('GET', `/v1/jobs/${ids.live}`, { key: a.key });
     assert.equal((await fetch(job.body.download_url)).status, 200);
+    assert.deepEqual(job.body.files.map((f: { name: string }) => f.name), ['output.mp4', 'output.en.srt']);
+    const sidecar = await fetch(job.body.files[1].url);
+    assert.equal(sidecar.status, 200);
+    assert.equal(sidecar.headers.get('content-type'), 'application/x-subrip');
+    assert.equal((await fetch(`${job.body.download_url}/nothing.srt`)).status, 404, 'a name the job does not have');
     assert.equal((await fetch(h.links.url(ids.old, new Date(Date.now() - 60_000)))).status, 410);
+    assert.equal((await fetch(h.links.fileUrl(ids.old, new Date(Date.now() - 60_000), 'output.en.srt'))).status, 410);
+    const expired = await h.request('GET', `/v1/jobs/${ids.old}`, { key: a.key });
+    assert.deepEqual(expired.body.files, [], 'no files once they have gone');
     assert.equal((await h.orm.em.fork().findOneOrFail(Job, ids.old)).status, 'completed', 'the job row stays');
   });
 

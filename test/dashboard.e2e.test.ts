@@ -220,7 +220,8 @@ describe('dashboard end to end: a real browser against bin/mediasvc serve', func
     await page.getByLabel(/^Preview type/).selectOption('thumbnail');
     assert.equal(await page.getByLabel(/^FPS/).isVisible(), false, 'only the chosen variant\'s options are shown');
     await page.getByLabel(/^Timestamp/).fill('00:01');
-    await page.getByLabel(/^Width/).fill('320');
+    // each preview type has its own width (a storyboard's is one tile's): the visible one is the chosen type's
+    await page.getByLabel(/^Width/).filter({ visible: true }).fill('320');
     await shoot('new-job-preview-form');
     await page.getByRole('button', { name: /Start preview job/ }).click();
     await page.waitForURL(/\/dashboard\/jobs\/[0-9a-f-]{36}$/);
@@ -263,12 +264,12 @@ describe('dashboard end to end: a real browser against bin/mediasvc serve', func
     await page.goto(url('/dashboard/jobs/new/preview'));
     await page.getByLabel(/^File/).setInputFiles(file);
     await page.getByLabel(/^Preview type/).selectOption('thumbnail');
-    await page.getByLabel(/^Width/).fill('5');
+    await page.getByLabel(/^Width/).filter({ visible: true }).fill('5');
     await page.getByRole('button', { name: /Start preview job/ }).click();
     assert.match((await page.locator('.field-invalid .error-text').first().textContent()) ?? '', /at least 16/);
     const kept = await page.locator('input[type=hidden][name=upload_id]').inputValue();
     assert.match(kept, /^upl_[A-Za-z0-9]{24}$/, 'the file sent with the first try is kept');
-    await page.getByLabel(/^Width/).fill('200');
+    await page.getByLabel(/^Width/).filter({ visible: true }).fill('200');
     await page.getByRole('button', { name: /Start preview job/ }).click();
     await page.waitForURL(/\/dashboard\/jobs\/[0-9a-f-]{36}$/);
     const jobId = page.url().split('/').pop()!;

@@ -81,10 +81,11 @@ Ich habe ein rotes Auto.
 Auf Wiedersehen.
 `;
 
-const TRACK_PAGE = `<!DOCTYPE html>
+/** A page whose HTML5 video has a German <track>. */
+const trackPage = (video: string) => `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>A talk with German subtitles</title></head>
 <body><h1>A talk with German subtitles</h1>
-<video controls width="854" height="480"><source src="/players/talk.mp4" type="video/mp4">
+<video controls width="854" height="480"><source src="${video}" type="video/mp4">
 <track kind="subtitles" srclang="de" label="Deutsch" src="/players/talk.de.vtt"></video>
 </body></html>
 `;
@@ -169,8 +170,8 @@ describe('ready for players end to end: jobs with several files, storyboards, ch
           sendFile(req, res, path.join(media, file[1]!)).catch(() => res.destroy());
           return true;
         }
-        if (pathname === '/players/subtitled') {
-          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(TRACK_PAGE);
+        if (pathname === '/players/subtitled' || pathname === '/players/subtitled-speech') {
+          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(trackPage(pathname === '/players/subtitled' ? '/players/talk.mp4' : '/players/speech.mp4'));
           return true;
         }
         if (pathname === '/chaptered/watch/trip') {
@@ -403,6 +404,29 @@ describe('ready for players end to end: jobs with several files, storyboards, ch
       assert.ok(near(cut[0]!.start, Math.max(0, whole[0]!.start - 3), 0.01), JSON.stringify([cut[0], whole[0]]));
     });
 
+    it("auto: the platform's track where it has the language, speech for the rest; charged at most, the rest refunded", async () => {
+      const before = await s.credits();
+      const res = await s.api('POST', '/v1/download', { url: fx.url('/players/subtitled-speech'), format: 'webm', subtitles: { languages: ['de', 'en'] } });
+      assert.equal(res.status, 202, JSON.stringify(res.body));
+      assert.equal(res.body.credits_charged, 7);
+      const job = await s.waitJob(res.body.job_id);
+      assert.equal(job.status, 'completed', job.error_message ?? '');
+      // the German track was the page's (free), English was spoken: speech alone, 4
+      assert.deepEqual(job.result_data!.subtitles, [
+        { language: 'de', source: 'platform' },
+        { language: 'en', source: 'speech' },
+      ]);
+      assert.equal(job.credits_charged, 5);
+      assert.equal(await s.credits(), before - 5);
+      const file = await fetchTo(job.download_url!, 'auto.webm');
+      assert.deepEqual((await subtitleStreams(file)).map((t) => [t.codec, t.language]), [
+        ['webvtt', 'ger'],
+        ['webvtt', 'eng'],
+      ]);
+      assert.equal((await trackCues(file, 0))[0]!.text, 'Guten Tag und willkommen.');
+      assert.match((await trackCues(file, 1)).map((c) => c.text).join(' '), /ask not what your country/i);
+    });
+
     it('burn draws the one language into the picture: the frames under a cue change, the others do not', async () => {
       const plain = await completed('/v1/download', { url: fx.url('/players/subtitled'), format: 'mp4' });
       const burnt = await completed('/v1/download', { url: fx.url('/players/subtitled'), format: 'mp4', subtitles: { languages: ['de'], source: 'platform', mode: 'burn' } });
@@ -430,6 +454,10 @@ describe('ready for players end to end: jobs with several files, storyboards, ch
       const two = await s.api('POST', '/v1/download', { url: fx.url('/players/talk.mp4'), subtitles: { languages: ['en', 'de'], mode: 'burn' } });
       assert.equal(two.status, 422, JSON.stringify(two.body));
       assert.match(JSON.stringify(two.body), /subtitles\.languages/);
+      // German is no target of speech here (no Apertium pair reaches it): known at creation when speech is the source
+      const unreachable = await s.api('POST', '/v1/download', { url: fx.url('/players/talk.mp4'), subtitles: { languages: ['en', 'de'], source: 'speech' } });
+      assert.equal(unreachable.status, 422, JSON.stringify(unreachable.body));
+      assert.match(JSON.stringify(unreachable.body), /subtitles\.languages\.1/);
       const missing = await completedOrFailed('/v1/download', { url: fx.url('/players/subtitled'), subtitles: { languages: ['fr'], source: 'platform' } });
       assert.equal(missing.status, 'failed');
       assert.match(missing.error_message!, /The platform has no subtitles in fr/);

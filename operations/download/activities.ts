@@ -95,23 +95,30 @@ export function createDownloadActivities(deps: DownloadDeps) {
    * The subtitle tracks put into the finished file: each cut to the span the download kept (shifted so
    * it starts at 0), then muxed in as soft tracks, or the one track burnt into the picture.
    */
-  async function addSubtitles(jobId: string, out: string, ext: string, subtitles: DownloadSubtitles, [start, end]: [number, number], run: BandRun, shift: number): Promise<void> {
+  async function addSubtitles(jobId: string, out: string, ext: string, subtitles: DownloadSubtitles, [start, end]: [number, number], run: BandRun, shift: number): Promise<SubtitleTrack[]> {
     if (subtitles.mode === 'embed' && !carriesSubtitles(ext)) {
       throw JobFailure.user('rejected', `The download is ${ext}, which carries no subtitle tracks; ask for format mp4, mkv or webm`);
     }
     const dir = path.join(storage.workDirOf(jobId), 'subtitles');
     await fs.mkdir(dir, { recursive: true });
     const inputs: SubtitleInput[] = [];
+    const kept: SubtitleTrack[] = [];
     for (const track of subtitles.tracks) {
       const parsed = parseSubtitles(await fs.readFile(await storage.workFile(jobId, track.file), 'utf8'));
+      const cues = clipCues(parsed?.cues ?? [], start, end);
+      // a track with nothing said in what the download kept is left out rather than written empty
+      if (!cues.length) continue;
       const file = path.join(dir, `${track.language}.cut.srt`);
-      await fs.writeFile(file, toSrt(clipCues(parsed?.cues ?? [], start, end)));
+      await fs.writeFile(file, toSrt(cues));
       inputs.push({ file, language: iso639_2(track.language), title: languageName(track.language), offset: shift });
+      kept.push(track);
     }
+    if (!inputs.length) return [];
     const done = `${out}.subtitled.${ext}`;
     const args = subtitles.mode === 'burn' ? burnSubtitles(out, ext, inputs[0]!, done) : embedSubtitles(out, ext, inputs, done);
     await run(args, end - start, [0.95, 1]);
     await fs.rename(done, out);
+    return kept;
   }
 
   return {
@@ -145,13 +152,13 @@ export function createDownloadActivities(deps: DownloadDeps) {
         }
       }
       // the cues follow the source's picture: a remux that moves the video's first frame moves them with it
-      if (input.subtitles) await addSubtitles(input.jobId, out, step.ext, input.subtitles, [0, durationOf(probe)], ffmpegRun(input.progressRange), (await videoStart(out)) - videoStartOf(probe));
+      const tracks = input.subtitles ? await addSubtitles(input.jobId, out, step.ext, input.subtitles, [0, durationOf(probe)], ffmpegRun(input.progressRange), (await videoStart(out)) - videoStartOf(probe)) : null;
       const result = await ffmpeg.probe(out);
       const stat = await fs.stat(out);
       await storage.commitOutput(relative);
       return {
         outputFile: relative,
-        resultData: { title: input.title, duration: roundMs(durationOf(result)), format: step.ext, filesize: stat.size, ...subtitlesResult(input.subtitles) },
+        resultData: { title: input.title, duration: roundMs(durationOf(result)), format: step.ext, filesize: stat.size, ...subtitlesResult(tracks) },
       };
     },
 
@@ -181,11 +188,11 @@ export function createDownloadActivities(deps: DownloadDeps) {
         const encoded = await run(editEncode(timeWindow(start, end, sourceDuration), src, step, audio.filters, out, chaptersFile), end - start, [0.4, audio.measured ? 0.9 : 1]);
         const loudness = audio.measured ? await loudnessOf(out, audio.measured, normalizationType(encoded), run) : undefined;
         // the cut's first frame is the source's at `start`, wherever the encode put it
-        if (input.subtitles) await addSubtitles(input.jobId, out, step.ext, input.subtitles, [start, end], run, await videoStart(out));
+        const tracks = input.subtitles ? await addSubtitles(input.jobId, out, step.ext, input.subtitles, [start, end], run, await videoStart(out)) : null;
         const result = await ffmpeg.probe(out);
         const stat = await fs.stat(out);
         await storage.commitOutput(relative);
-        return { outputFile: relative, resultData: { title: input.title, duration: roundMs(durationOf(result)), format: step.ext, filesize: stat.size, ...(loudness ? { loudness } : {}), ...subtitlesResult(input.subtitles) } };
+        return { outputFile: relative, resultData: { title: input.title, duration: roundMs(durationOf(result)), format: step.ext, filesize: stat.size, ...(loudness ? { loudness } : {}), ...subtitlesResult(tracks) } };
       } catch (err) {
         throw toolFailure(err);
       } finally {
@@ -203,8 +210,8 @@ function videoStartOf(probe: ProbeResult): number {
 }
 
 /** result_data.subtitles: each track in the file, in order, and where it came from. */
-function subtitlesResult(subtitles: DownloadSubtitles | undefined) {
-  return subtitles ? { subtitles: subtitles.tracks.map((t) => ({ language: t.language, source: t.source })) } : {};
+function subtitlesResult(tracks: SubtitleTrack[] | null) {
+  return tracks ? { subtitles: tracks.map((t) => ({ language: t.language, source: t.source })) } : {};
 }
 
 /** An ffmpeg run within a share of the step's progress band; resolves with its log. */

@@ -1,5 +1,5 @@
 import { patched } from '@temporalio/workflow';
-import { clipProblem, SUBTITLE_COST, subtitlesCost } from '../../lib/download-plan';
+import { clipProblem, SUBTITLE_COST, SUBTITLE_SPEECH_MODEL, subtitlesCost } from '../../lib/download-plan';
 import { JobFailure } from '../../lib/job-failure';
 import { parseTimeString } from '../../lib/time';
 import { mediaFetch, mediaProcess, mediaSpeech } from '../../workflows/activity-proxies';
@@ -73,7 +73,7 @@ async function subtitleTracks(
     const has = platform.map((p) => p.language);
     throw JobFailure.user('unavailable', `The platform has no subtitles in ${missing.join(', ')}${has.length ? ` (it has ${has.join(', ')} of those asked for)` : ''}; ask for source "speech" or "auto" to recognise them from the audio`);
   }
-  const common = { url: sourceFile, output_format: 'json' as const, model_size: 'base' as const, diarize: false, num_speakers: null, known_speakers: [], multichannel: false, webhook_url: null };
+  const common = { url: sourceFile, output_format: 'json' as const, model_size: SUBTITLE_SPEECH_MODEL, diarize: false, num_speakers: null, known_speakers: [], multichannel: false, webhook_url: null };
   const request: SpeechRequest = missing.includes('en')
     ? { kind: 'translate', params: { ...common, source_language: null, target_language: 'en', source_type: 'media' } }
     : { kind: 'transcribe', params: { ...common, language: null, word_timestamps: false } };

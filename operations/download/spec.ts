@@ -3,7 +3,7 @@ import { parseTimeString } from '../../lib/time';
 import { LanguageCode, oneSource, sourceFields, sourceRequired, TimeString, WebhookUrl } from '../fields';
 import type { OperationSpec } from '../define';
 import { DOWNLOAD_FORMATS, QUALITIES } from '../../lib/media-vocabulary';
-import { subtitlesCost } from '../../lib/download-plan';
+import { SUBTITLE_SPEECH_MODEL, subtitlesCost } from '../../lib/download-plan';
 
 export { DOWNLOAD_FORMATS, QUALITIES, type DownloadFormat, type Quality } from '../../lib/media-vocabulary';
 export const PROCESSING_OPTIONS = ['normalize', 'trim_silence', 'denoise'] as const;
@@ -110,10 +110,14 @@ export const downloadSpec: OperationSpec<'download', typeof DownloadRequestSchem
   costText: '1 credit, 2 with processing; subtitles from speech: 4 more, and 1 per language translated (platform tracks are free)',
   check: (p, caps) => {
     if (!p.subtitles || p.subtitles.source === 'platform') return [];
-    return p.subtitles.languages.flatMap((l, i) => {
+    // speech is recognised with the multilingual base model, the language detected
+    const model = caps.speech.modelProblem(SUBTITLE_SPEECH_MODEL, null);
+    // with auto, a language speech cannot reach may still be the platform's: known only when the job runs
+    const paths = p.subtitles.source === 'auto' ? [] : p.subtitles.languages.flatMap((l, i) => {
       const problem = caps.speech.translationProblem(null, l);
       return problem ? [{ field: `subtitles.languages.${i}`, message: problem }] : [];
     });
+    return [...(model ? [{ field: 'subtitles.source', message: `speech cannot be recognised here: ${model}` }] : []), ...paths];
   },
   mcp: { tool: 'download_media', title: 'Download media' },
   output: 'media',
