@@ -189,7 +189,7 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         assert.equal(job.status, 200);
         assert.equal(job.body.status, 'pending');
         assert.equal(job.body.download_url, null);
-        assert.deepEqual(job.body.parameters, { url: SOURCE, quality: '720p', format: 'mp4', clip_start: null, clip_end: null, processing: null, webhook_url: 'http://127.0.0.1:9/hook' });
+        assert.deepEqual(job.body.parameters, { url: SOURCE, quality: '720p', format: 'mp4', clip_start: null, clip_end: null, processing: null, subtitles: null, webhook_url: 'http://127.0.0.1:9/hook' });
         const row = await h.orm.em.fork().findOneOrFail(Job, res.body.job_id);
         assert.equal(row.webhookUrl, 'http://127.0.0.1:9/hook');
       });

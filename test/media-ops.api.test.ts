@@ -25,7 +25,7 @@ describe('media operations API: download clip/processing, preview and fingerprin
       assert.equal(res.status, 202, res.text);
       assert.equal(res.body.credits_charged, 1);
       assert.equal(await h.balance(accountId), before - 1);
-      assert.deepEqual([lastStarted().params], [{ url: SOURCE, quality: 'best', format: null, clip_start: '00:00:01.5', clip_end: '01:02', processing: null, webhook_url: null }]);
+      assert.deepEqual([lastStarted().params], [{ url: SOURCE, quality: 'best', format: null, clip_start: '00:00:01.5', clip_end: '01:02', processing: null, subtitles: null, webhook_url: null }]);
       for (const [clip_start, clip_end] of [[2, 7.25], ['3', '4.5'], [null, '0:30']]) {
         assert.equal((await post('/v1/download', { url: SOURCE, clip_start, clip_end })).status, 202, `${clip_start}–${clip_end}`);
       }

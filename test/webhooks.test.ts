@@ -109,7 +109,7 @@ describe('webhooks', function () {
       const body = JSON.parse(req.body);
       assert.equal(body.event, 'job.completed');
       assert.match(body.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-      assert.deepEqual(Object.keys(body.data).sort(), ['completed_at', 'created_at', 'credits_charged', 'download_url', 'job_id', 'job_type', 'result_data', 'source_url', 'status']);
+      assert.deepEqual(Object.keys(body.data).sort(), ['completed_at', 'created_at', 'credits_charged', 'download_url', 'files', 'job_id', 'job_type', 'result_data', 'source_url', 'status']);
       const log = await h.request('GET', `/v1/webhooks/${created.body.id}/deliveries`, { key: a.key });
       assert.deepEqual(log.body.items.map((d: { id: string }) => d.id), [res.body.id]);
       assert.equal(log.body.has_more, false);

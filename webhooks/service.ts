@@ -104,6 +104,7 @@ export async function sendTestDelivery(em: EntityManager, deps: Pick<ApiDeps, 'c
       status: 'completed',
       source_url: 'https://example.com/watch/test-event',
       download_url: null,
+      files: [],
       result_data: { title: 'Test event from mediasvc', duration: 0, format: 'mp4', filesize: 0 },
       credits_charged: 0,
       created_at: now.toISOString(),
