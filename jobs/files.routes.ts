@@ -9,6 +9,15 @@ import type { ApiDeps, ApiState } from '../api/context';
 import { errorResponses, registry } from '../api/openapi';
 import { byteRange, FILE_CONTENT_TYPES, jobFiles, linksSiblings, LINKED_TEXT_MAX, storedOutput, withSiblingLinks } from './outputs';
 
+// Bytes first: generated clients take the first type and return a file. Every type the routes send is
+// listed (binary as binary); a JSON result is described apart, as any JSON document.
+const FILE_CONTENT = Object.fromEntries(
+  ['application/octet-stream', ...new Set(Object.values(FILE_CONTENT_TYPES))].map((t) => [
+    t,
+    { schema: t === 'application/json' ? z.unknown().meta({ description: 'A JSON result file (transcript, translation, comments, fingerprint, storyboard)' }) : z.string().meta({ format: 'binary' }) },
+  ]),
+);
+
 registry.registerPath({
   method: 'get',
   path: '/v1/files/{token}',
@@ -16,18 +25,11 @@ registry.registerPath({
   summary: 'Fetch a job output with the signed download_url (no Authorization header needed); a Range header gets that part of it (206)',
   security: [],
   request: { params: z.object({ token: z.string() }), headers: z.object({ range: z.string().optional().meta({ description: 'One byte range, e.g. bytes=0-1023 or bytes=-500' }) }) },
-  // Bytes first: generated clients take the first type and return a file. Every type the route sends is
-  // listed (binary as binary); a JSON result is described apart, as any JSON document.
   responses: {
     200: {
       description:
         'The file, typed by its extension (Content-Type): video, audio, images, subtitles (SRT, VTT), or for transcripts, translations, comments and fingerprints a JSON document. Read the body as bytes; parse a JSON result yourself.',
-      content: Object.fromEntries(
-        ['application/octet-stream', ...new Set(Object.values(FILE_CONTENT_TYPES))].map((t) => [
-          t,
-          { schema: t === 'application/json' ? z.unknown().meta({ description: 'A JSON result file (transcript, translation, comments, fingerprint)' }) : z.string().meta({ format: 'binary' }) },
-        ]),
-      ),
+      content: FILE_CONTENT,
     },
     302: { description: 'With S3_DOWNLOADS=redirect: Location is a presigned URL of the file in the bucket, valid for 5 minutes' },
     206: { description: 'The requested byte range of the file (Content-Range says which, and the file size)', content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
@@ -43,7 +45,7 @@ registry.registerPath({
   security: [],
   request: { params: z.object({ token: z.string(), name: z.string() }), headers: z.object({ range: z.string().optional() }) },
   responses: {
-    200: { description: 'The file, typed by its extension (Content-Type)', content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
+    200: { description: 'The file, typed by its extension (Content-Type), as for download_url', content: FILE_CONTENT },
     302: { description: 'With S3_DOWNLOADS=redirect: Location is a presigned URL of the file in the bucket, valid for 5 minutes' },
     206: { description: 'The requested byte range of the file', content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
     ...errorResponses(404, 410, 416, 429),
