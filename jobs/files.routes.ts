@@ -18,6 +18,11 @@ const FILE_CONTENT = Object.fromEntries(
   ]),
 );
 
+// A part of a file (206) has the file's type; a part of a JSON document is not a JSON document, so it has no schema to meet.
+const PART_CONTENT = Object.fromEntries(
+  ['application/octet-stream', ...new Set(Object.values(FILE_CONTENT_TYPES))].map((t) => [t, t === 'application/json' ? {} : { schema: z.string().meta({ format: 'binary' }) }]),
+) as Record<string, { schema: z.ZodType }>;
+
 registry.registerPath({
   method: 'get',
   path: '/v1/files/{token}',
@@ -32,7 +37,7 @@ registry.registerPath({
       content: FILE_CONTENT,
     },
     302: { description: 'With S3_DOWNLOADS=redirect: Location is a presigned URL of the file in the bucket, valid for 5 minutes' },
-    206: { description: 'The requested byte range of the file (Content-Range says which, and the file size)', content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
+    206: { description: 'The requested byte range of the file (Content-Range says which, and the file size), typed as the file is', content: PART_CONTENT },
     ...errorResponses(404, 410, 416, 429),
   },
 });
@@ -47,7 +52,7 @@ registry.registerPath({
   responses: {
     200: { description: 'The file, typed by its extension (Content-Type), as for download_url', content: FILE_CONTENT },
     302: { description: 'With S3_DOWNLOADS=redirect: Location is a presigned URL of the file in the bucket, valid for 5 minutes' },
-    206: { description: 'The requested byte range of the file', content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
+    206: { description: 'The requested byte range of the file (Content-Range says which, and the file size), typed as the file is', content: PART_CONTENT },
     ...errorResponses(404, 410, 416, 429),
   },
 });
