@@ -2,6 +2,7 @@ import type { Comment, Reply } from '../engines/comments/provider';
 import { JOB_STATUSES } from './types';
 import { JOB_TYPES } from '../operations/registry';
 import type { StoredFailureKind } from '../lib/job-failure';
+import { formatBytes } from '../lib/plans';
 import type { JobResource } from './service';
 import { html, queryString, safeHref, type Html } from '../api/dashboard/html';
 import { MAX_INLINE_COMMENTS, type JobOutputView, type Segment } from '../operations/output-view';
@@ -178,17 +179,10 @@ ${j.status === 'completed'
   ? html`<section aria-labelledby="output-h"><h2 id="output-h">Output</h2>
 ${outputView(data.output, j)}
 ${j.download_url ? html`<p class="download"><a href="${safeHref(j.download_url)}" class="button-secondary" data-testid="download-link">Download the file</a> <span>Link expires ${dateTime(j.expires_at)}.</span></p>` : ''}
-${j.files.length > 1 ? html`<ul class="files" data-testid="job-files">${j.files.map((f) => html`<li><a href="${safeHref(f.url)}">${f.name}</a> <span>${f.content_type}${f.size === null ? '' : `, ${bytesText(f.size)}`}</span></li>`)}</ul>` : ''}
+${j.files.length > 1 ? html`<ul class="files" data-testid="job-files">${j.files.map((f) => html`<li><a href="${safeHref(f.url)}">${f.name}</a> <span>${f.content_type}${f.size === null ? '' : `, ${formatBytes(f.size)}`}</span></li>`)}</ul>` : ''}
 </section>`
   : ''}
 ${j.result_data ? html`<section aria-labelledby="result-h"><h2 id="result-h"><code>result_data</code></h2><pre class="json" tabindex="0">${pretty(j.result_data)}</pre></section>` : ''}
 <section aria-labelledby="params-h"><h2 id="params-h">Parameters</h2><pre class="json" tabindex="0">${pretty(j.parameters)}</pre></section>
 <p><a href="/dashboard/jobs">All jobs</a></p>`;
-}
-
-/** A file size for people: bytes, kB or MB. */
-function bytesText(n: number): string {
-  if (n < 1000) return `${n} bytes`;
-  if (n < 1_000_000) return `${(n / 1000).toFixed(1)} kB`;
-  return `${(n / 1_000_000).toFixed(1)} MB`;
 }
