@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { egressRequest } from './egress/http-client';
+import { platformGate } from './egress/platform-gate';
 
 /** A direct download that the source refused (an HTTP status) or that went past its size limit; anything else is a plain Error. */
 export class DirectMediaError extends Error {
@@ -29,10 +30,10 @@ export interface DirectMedia {
  * follows no redirects. Such files need no extractor: downloading them directly skips yt-dlp.
  * A refused address is not swallowed: it fails the caller like any other egress refusal.
  */
-export async function probeDirectMedia(url: string, allowPrivate: boolean): Promise<DirectMedia | null> {
+async function probeDirectMediaNow(url: string, allowPrivate: boolean): Promise<DirectMedia | null> {
   let res;
   try {
-    res = await egressRequest({ url, method: 'HEAD', timeoutMs: 15_000, allowPrivate });
+    res = await egressRequest({ url, method: 'HEAD', timeoutMs: 15_000, allowPrivate, traffic: 'source' });
   } catch (err) {
     if ((err as { code?: string }).code === 'EGRESS_REFUSED') throw err;
     return null;
@@ -52,7 +53,7 @@ export async function probeDirectMedia(url: string, allowPrivate: boolean): Prom
  * answer 200 with the whole body exist. Redirects are followed (each hop checked again). Null when
  * ranges do not work or the check itself fails; a refused address fails the caller.
  */
-export async function probeByteRanges(
+async function probeByteRangesNow(
   url: string,
   opts: { allowPrivate: boolean; headers?: Record<string, string>; signal?: AbortSignal },
 ): Promise<{ url: string; size: number } | null> {
@@ -60,7 +61,7 @@ export async function probeByteRanges(
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     let res;
     try {
-      res = await egressRequest({ url: target, method: 'GET', headers: { ...opts.headers, Range: 'bytes=0-1' }, timeoutMs: 15_000, allowPrivate: opts.allowPrivate, signal: opts.signal });
+      res = await egressRequest({ url: target, method: 'GET', headers: { ...opts.headers, Range: 'bytes=0-1' }, timeoutMs: 15_000, allowPrivate: opts.allowPrivate, signal: opts.signal, traffic: 'source' });
     } catch (err) {
       if ((err as { code?: string }).code === 'EGRESS_REFUSED') throw err;
       return null;
@@ -87,9 +88,9 @@ const MAX_REDIRECTS = 5;
  * probeByteRanges ended on). Throws unless the origin answers 206 with exactly that range; reads
  * no more than asked for, whatever the origin sends.
  */
-export async function readByteRange(url: string, start: number, length: number, opts: { allowPrivate: boolean; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Buffer> {
+async function readByteRangeNow(url: string, start: number, length: number, opts: { allowPrivate: boolean; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Buffer> {
   const end = start + length - 1;
-  const res = await egressRequest({ url, method: 'GET', headers: { ...opts.headers, Range: `bytes=${start}-${end}` }, timeoutMs: 15_000, allowPrivate: opts.allowPrivate, signal: opts.signal });
+  const res = await egressRequest({ url, method: 'GET', headers: { ...opts.headers, Range: `bytes=${start}-${end}` }, timeoutMs: 15_000, allowPrivate: opts.allowPrivate, signal: opts.signal, traffic: 'source' });
   // a body that stalls is a failed read, as a response that never comes is
   res.setTimeout(15_000, () => res.destroy(new Error('the origin stopped sending for 15 s')));
   try {
@@ -110,19 +111,19 @@ export async function readByteRange(url: string, start: number, length: number, 
 }
 
 /** Streams a direct media file to `dest`, failing past `maxBytes`; reports progress as a 0..1 fraction when the size is known. */
-export async function downloadDirectMedia(
+async function downloadDirectMediaNow(
   url: string,
   dest: string,
   opts: { allowPrivate: boolean; maxBytes: number; headers?: Record<string, string>; signal?: AbortSignal; onProgress?: (fraction: number) => void },
 ): Promise<void> {
-  let res = await egressRequest({ url, method: 'GET', headers: opts.headers, timeoutMs: 15_000, allowPrivate: opts.allowPrivate, signal: opts.signal });
+  let res = await egressRequest({ url, method: 'GET', headers: opts.headers, timeoutMs: 15_000, allowPrivate: opts.allowPrivate, signal: opts.signal, traffic: 'source' });
   // a platform's file URL may redirect to its CDN; each hop is a new, checked request
   let current = url;
   for (let hop = 0; hop < MAX_REDIRECTS && res.statusCode && res.statusCode >= 300 && res.statusCode < 400 && res.headers.location; hop++) {
     res.resume();
     current = new URL(res.headers.location, current).toString();
     if (!/^https?:/i.test(current)) break;
-    res = await egressRequest({ url: current, method: 'GET', headers: opts.headers, timeoutMs: 15_000, allowPrivate: opts.allowPrivate, signal: opts.signal });
+    res = await egressRequest({ url: current, method: 'GET', headers: opts.headers, timeoutMs: 15_000, allowPrivate: opts.allowPrivate, signal: opts.signal, traffic: 'source' });
   }
   if (res.statusCode !== 200) {
     res.resume();
@@ -139,4 +140,26 @@ export async function downloadDirectMedia(
     },
   });
   await pipeline(res, meter, fs.createWriteStream(dest), { signal: opts.signal });
+}
+
+// Each fetch holds a turn of its platform (PLATFORM_CONCURRENCY) from its first request to its last byte.
+
+export function probeDirectMedia(url: string, allowPrivate: boolean): Promise<DirectMedia | null> {
+  return platformGate().hold(url, () => probeDirectMediaNow(url, allowPrivate));
+}
+
+export function probeByteRanges(url: string, opts: { allowPrivate: boolean; headers?: Record<string, string>; signal?: AbortSignal }): Promise<{ url: string; size: number } | null> {
+  return platformGate().hold(url, () => probeByteRangesNow(url, opts), opts.signal);
+}
+
+export function readByteRange(url: string, start: number, length: number, opts: { allowPrivate: boolean; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Buffer> {
+  return platformGate().hold(url, () => readByteRangeNow(url, start, length, opts), opts.signal);
+}
+
+export function downloadDirectMedia(
+  url: string,
+  dest: string,
+  opts: { allowPrivate: boolean; maxBytes: number; headers?: Record<string, string>; signal?: AbortSignal; onProgress?: (fraction: number) => void },
+): Promise<void> {
+  return platformGate().hold(url, () => downloadDirectMediaNow(url, dest, opts), opts.signal);
 }

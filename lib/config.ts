@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { isTaskQueue, TASK_QUEUES, type TaskQueue } from './queues';
 import type { SecretsSettings } from './secret-box';
+import { parsePlatformConcurrency, sourceProxySettings, type PlatformConcurrency, type SourceProxySettings } from './source-sites';
 
 /**
  * The largest picture any decoder may allocate (8K DCI, 8192×4320): a small file that declares a
@@ -42,6 +43,7 @@ const EnvSchema = z.object({
   S3_PREFIX: z.string().default(''),
   S3_DOWNLOADS: z.enum(['stream', 'redirect']).default('stream'),
   ALLOW_PRIVATE_NETWORK: flag,
+  PLATFORM_CONCURRENCY: z.string().default(''),
   MAX_SOURCE_DURATION_SECONDS: z.coerce.number().positive().default(4 * 3600),
   MAX_SOURCE_BYTES: z.coerce.number().positive().default(4 * 1024 ** 3),
   MAX_SOURCE_PIXELS: z.coerce.number().int().positive().default(DEFAULT_MAX_SOURCE_PIXELS),
@@ -125,6 +127,10 @@ export type Config = {
   temporalDevPort: number;
   downloadUrlTtlMinutes: number;
   allowPrivateNetwork: boolean;
+  /** Outbound proxies for source traffic (SOURCE_PROXY_URL, SOURCE_PROXY_URL__<site>); webhooks never use them. */
+  sourceProxy: SourceProxySettings;
+  /** Steps talking to one platform at once, per worker process (PLATFORM_CONCURRENCY). */
+  platformConcurrency: PlatformConcurrency;
   maxSourceDurationSeconds: number;
   maxSourceBytes: number;
   /** The largest picture (width × height) any decoder may allocate; larger sources are refused. */
@@ -197,6 +203,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   const dataDir = path.resolve(e.DATA_DIR);
+  let sourceProxy: SourceProxySettings;
+  let platformConcurrency: PlatformConcurrency;
+  try {
+    sourceProxy = sourceProxySettings(env);
+    platformConcurrency = parsePlatformConcurrency(e.PLATFORM_CONCURRENCY);
+  } catch (err) {
+    throw new Error(`Invalid configuration:\n  ${(err as Error).message}`);
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -229,6 +243,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalDevPort: e.TEMPORAL_DEV_PORT,
     downloadUrlTtlMinutes: e.DOWNLOAD_URL_TTL_MINUTES,
     allowPrivateNetwork: e.ALLOW_PRIVATE_NETWORK,
+    sourceProxy,
+    platformConcurrency,
     maxSourceDurationSeconds: e.MAX_SOURCE_DURATION_SECONDS,
     maxSourceBytes: e.MAX_SOURCE_BYTES,
     maxSourcePixels: e.MAX_SOURCE_PIXELS,

@@ -208,6 +208,10 @@ describe('the contract from the outside: Schemathesis against serve, the OpenAPI
       '[[operations]]',
       `include-operation-id = ${toml(['createUpload', 'createOpenAITranscription', 'createOpenAITranslation'])}`,
       'checks.positive_data_acceptance.expected-statuses = ["2xx", 400, 401, 403, 404, 409, 413, 415, 422, 429]',
+      // a well-formed Range may still start past the end of the file it names (416, Content-Range gives the size)
+      '[[operations]]',
+      `include-operation-id = ${toml(['getResultFile', 'getResultFileByName'])}`,
+      'checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", 401, 403, 404, 409, 410, 416, 429]',
     ];
     const config = path.join(dir, 'schemathesis.toml');
     fs.writeFileSync(config, lines.join('\n') + '\n');

@@ -22,7 +22,7 @@ export async function sendWebhook(req: WebhookRequest): Promise<WebhookResponse>
   const elapsed = () => Number((process.hrtime.bigint() - started) / 1_000_000n);
   const signal = AbortSignal.timeout(req.timeoutMs);
   try {
-    const res = await egressRequest({ url: req.url, method: 'POST', headers: req.headers, body: req.body, timeoutMs: req.timeoutMs, signal, allowPrivate: req.allowPrivate });
+    const res = await egressRequest({ url: req.url, method: 'POST', headers: req.headers, body: req.body, timeoutMs: req.timeoutMs, signal, allowPrivate: req.allowPrivate, traffic: 'webhook' });
     const code = res.statusCode ?? 0;
     // the whole answer must arrive within the window too
     for await (const _ of res) void _;

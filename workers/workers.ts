@@ -15,6 +15,8 @@ import { assertPlanShares, queueShare } from './plan-shares';
 import { StepScratchInterceptor } from './step-scratch.interceptor';
 import { QUEUE_TABLE, type QueueDeps, type QueueSpec } from './queues';
 import { workflowBundle } from './workflow-bundle';
+import { PlatformGate, usePlatformGate } from '../engines/egress/platform-gate';
+import { sourceRoutes, useSourceRoutes } from '../engines/egress/upstream-proxy';
 
 export interface WorkerDeps {
   config: Config;
@@ -52,7 +54,10 @@ export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Prom
   assertPlanShares(config.queueConcurrency);
   // libvips keeps up to 50 MB of recent operations for reuse, and a step reads each image once
   sharp.cache(false);
-  const egress = queues.some((q) => QUEUE_TABLE[q].needsEgress) ? await processEgressProxy({ allowPrivate: config.allowPrivateNetwork }) : undefined;
+  const routes = sourceRoutes(config.sourceProxy);
+  useSourceRoutes(routes);
+  usePlatformGate(new PlatformGate(config.platformConcurrency));
+  const egress = queues.some((q) => QUEUE_TABLE[q].needsEgress) ? await processEgressProxy({ allowPrivate: config.allowPrivateNetwork, routes }) : undefined;
   const workers: Worker[] = [];
   for (const queue of queues) {
     const spec: QueueSpec = QUEUE_TABLE[queue];

@@ -21,7 +21,7 @@ export async function probeWithYtdlp(deps: Pick<SourceDeps, 'ytdlp' | 'egress'>,
   const stop = keepAlive();
   try {
     const signal = Context.current().cancellationSignal;
-    return await throughEgress(deps.egress, (proxyUrl) => deps.ytdlp.probe(url, { proxyUrl, signal, ...selection }));
+    return await throughEgress(deps.egress, url, (proxyUrl) => deps.ytdlp.probe(url, { proxyUrl, signal, ...selection }));
   } catch (err) {
     throw toFailure(err);
   } finally {
@@ -41,7 +41,7 @@ export async function measureDirect(deps: Pick<SourceDeps, 'ffmpeg' | 'egress'>,
   const pageFile = PAGE_EXTRACTORS.has(info.extractor_key ?? '') && /^https?$/.test(single?.protocol ?? info.protocol ?? '');
   if (!(info.direct || pageFile) || !target || (info.duration && info.height)) return info;
   const signal = Context.current().cancellationSignal;
-  const p = await alive(() => throughEgress(deps.egress, (proxyUrl) => deps.ffmpeg.probe(target, { proxyUrl, signal }).catch(() => null)));
+  const p = await alive(() => throughEgress(deps.egress, target, (proxyUrl) => deps.ffmpeg.probe(target, { proxyUrl, signal }).catch(() => null)));
   const v = p?.streams.find((s) => s.codec_type === 'video');
   const a = p?.streams.find((s) => s.codec_type === 'audio');
   if (!p || (!v && !a)) {
@@ -74,7 +74,7 @@ export async function downloadWithYtdlp(
   const outDir = downloadFolder(deps.storage.workDirOf(input.jobId), input.slot);
   const watch = watchDownload(outDir, limits, deps.ffmpeg, Context.current().cancellationSignal);
   try {
-    return await throughEgress(deps.egress, (proxyUrl) => deps.ytdlp.download({
+    return await throughEgress(deps.egress, input.url, (proxyUrl) => deps.ytdlp.download({
       url: input.url,
       proxyUrl,
       outDir,

@@ -1,5 +1,6 @@
 // A source that is a small text file (a subtitle file to translate), read whole: from storage for an
 // upload, else over HTTP through the address checks, following redirects (each checked again).
+import { platformGate } from '../../engines/egress/platform-gate';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
@@ -23,7 +24,7 @@ export async function fetchTextFile(deps: { storage: Storage; allowPrivateNetwor
     if (!(await deps.storage.fetchUpload(upload, dest))) throw JobFailure.user('unavailable', `Upload ${upload} is no longer stored: it expired before the job ran; upload the file again`);
     return relative;
   }
-  await fs.writeFile(dest, await readText(url, deps.allowPrivateNetwork));
+  await fs.writeFile(dest, await platformGate().hold(url, () => readText(url, deps.allowPrivateNetwork), Context.current().cancellationSignal));
   return relative;
 }
 
@@ -32,7 +33,7 @@ async function readText(url: string, allowPrivate: boolean): Promise<string> {
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     let res;
     try {
-      res = await egressRequest({ url: target, method: 'GET', timeoutMs: 30_000, allowPrivate, signal: Context.current().cancellationSignal, headers: { Accept: 'text/vtt, application/x-subrip, text/plain;q=0.9, */*;q=0.1' } });
+      res = await egressRequest({ url: target, method: 'GET', timeoutMs: 30_000, allowPrivate, traffic: 'source', signal: Context.current().cancellationSignal, headers: { Accept: 'text/vtt, application/x-subrip, text/plain;q=0.9, */*;q=0.1' } });
     } catch (err) {
       if (err instanceof EgressRefusedError) throw JobFailure.user('rejected', `The source address is not allowed: ${err.message}`);
       throw JobFailure.user('unavailable', `The source could not be fetched: ${(err as Error).message}`);

@@ -117,8 +117,8 @@ function remoteSource(ffmpeg: FfmpegEngine, egress: EgressProxy, media: RemoteMe
   return {
     remote: true,
     input: (before = []) => [...before, ...headers, '-i', media.url],
-    run: (args, hint, range) => seekRead(() => throughEgress(egress, (proxyUrl) => runTool(ffmpeg, args, hint, range, proxyUrl))),
-    probe: async () => media.probe ?? (await seekRead(() => alive(() => throughEgress(egress, (proxyUrl) => ffmpeg.probe(media.url, { proxyUrl, headers: media.headers, signal }))))),
+    run: (args, hint, range) => seekRead(() => throughEgress(egress, media.url, (proxyUrl) => runTool(ffmpeg, args, hint, range, proxyUrl))),
+    probe: async () => media.probe ?? (await seekRead(() => alive(() => throughEgress(egress, media.url, (proxyUrl) => ffmpeg.probe(media.url, { proxyUrl, headers: media.headers, signal }))))),
     unreadable: (message) => new SeekReadError(message),
   };
 }

@@ -84,7 +84,7 @@ export function createPeerTubeProvider(opts: PeerTubeOptions): CommentsProvider 
     for (let hop = 0; hop < 4; hop++) {
       let res;
       try {
-        res = await egressRequest({ url: target, method: 'GET', headers: { accept: 'application/json' }, timeoutMs, signal, allowPrivate: opts.allowPrivateNetwork });
+        res = await egressRequest({ url: target, method: 'GET', headers: { accept: 'application/json' }, timeoutMs, signal, allowPrivate: opts.allowPrivateNetwork, traffic: 'source' });
       } catch (err) {
         if (err instanceof EgressRefusedError) throw new CommentsError('rejected', err.message);
         if (signal?.aborted) throw new CommentsError('failed', 'comment extraction cancelled');

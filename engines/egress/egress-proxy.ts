@@ -7,7 +7,8 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import { EgressRefusedError, resolveAllowed } from './address-check';
-import { relayInto } from './relay';
+import { relayInto, type Relay } from './relay';
+import { DIRECT, tunnelThrough, type SourceRoutes } from './upstream-proxy';
 
 export interface EgressProxy {
   /** The proxy URL for one tool run (`http://run-…:secret@127.0.0.1:port`), for yt-dlp --proxy and ffmpeg -http_proxy. */
@@ -29,7 +30,9 @@ export interface UnreachableHost {
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
-export async function startEgressProxy(opts: { allowPrivate: boolean; log?: (msg: string) => void }): Promise<EgressProxy> {
+/** `routes`: the operator's source proxies; a connection is checked here first, then tunnelled through its host's proxy. */
+export async function startEgressProxy(opts: { allowPrivate: boolean; routes?: SourceRoutes; log?: (msg: string) => void }): Promise<EgressProxy> {
+  const routes = opts.routes ?? DIRECT;
   const secret = crypto.randomBytes(18).toString('base64url');
   const refused = new Map<string, EgressRefusedError[]>();
   const failed = new Map<string, UnreachableHost[]>();
@@ -59,8 +62,11 @@ export async function startEgressProxy(opts: { allowPrivate: boolean; log?: (msg
     failed.set(run, list);
   }
 
-  /** Resolves and checks; the socket connects to exactly the address that was checked. */
-  async function connectChecked(run: string, host: string, port: number, onread?: net.OnReadOpts): Promise<net.Socket> {
+  /**
+   * Resolves and checks; the socket connects to exactly the address that was checked, straight or
+   * through the host's source proxy. With `relay`, the origin's bytes start flowing into it.
+   */
+  async function connectChecked(run: string, host: string, port: number, relay?: Relay): Promise<net.Socket> {
     let target;
     try {
       [target] = await resolveAllowed(host, opts.allowPrivate);
@@ -69,9 +75,23 @@ export async function startEgressProxy(opts: { allowPrivate: boolean; log?: (msg
       else unreachable(run, host, err as NodeJS.ErrnoException);
       throw err;
     }
+    const proxy = routes.proxyFor(host);
+    if (proxy) {
+      try {
+        const socket = await tunnelThrough(proxy, target!.address, port);
+        relay?.attachFlowing(socket);
+        return socket;
+      } catch (err) {
+        unreachable(run, host, err as NodeJS.ErrnoException);
+        throw err;
+      }
+    }
     return new Promise((resolve, reject) => {
-      const socket = net.connect({ host: target!.address, port, family: target!.family, onread });
-      socket.once('connect', () => resolve(socket));
+      const socket = net.connect({ host: target!.address, port, family: target!.family, onread: relay?.onread });
+      socket.once('connect', () => {
+        relay?.attach(socket);
+        resolve(socket);
+      });
       socket.once('error', (err: NodeJS.ErrnoException) => {
         unreachable(run, host, err);
         reject(err);
@@ -106,9 +126,8 @@ export async function startEgressProxy(opts: { allowPrivate: boolean; log?: (msg
     // what tools fetch media with: the request is written here, the response relayed as it comes
     if ((req.method === 'GET' || req.method === 'HEAD') && req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
       const relay = relayInto(req.socket, { httpResponse: true });
-      connectChecked(run, host, port, relay.onread).then((socket) => {
+      connectChecked(run, host, port, relay).then((socket) => {
         if (req.socket.destroyed) return void socket.destroy();
-        relay.attach(socket);
         socket.write(requestHead(req.method!, url, req.rawHeaders));
       }, refusal);
       return;
@@ -151,11 +170,10 @@ export async function startEgressProxy(opts: { allowPrivate: boolean; log?: (msg
       return;
     }
     const relay = relayInto(client);
-    connectChecked(run, m[1]!, Number(m[2]), relay.onread).then(
+    // either side closing closes the tunnel: nothing is fetched for a client that has gone
+    connectChecked(run, m[1]!, Number(m[2]), relay).then(
       (upstream) => {
         if (client.destroyed) return void upstream.destroy();
-        // either side closing closes the tunnel: nothing is fetched for a client that has gone
-        relay.attach(upstream);
         client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
         if (head.length) upstream.write(head);
         client.pipe(upstream);
@@ -190,7 +208,7 @@ export async function startEgressProxy(opts: { allowPrivate: boolean; log?: (msg
 let shared: Promise<EgressProxy> | null = null;
 
 /** The worker process's one egress proxy, started on first use. */
-export function processEgressProxy(opts: { allowPrivate: boolean; log?: (msg: string) => void }): Promise<EgressProxy> {
+export function processEgressProxy(opts: { allowPrivate: boolean; routes?: SourceRoutes; log?: (msg: string) => void }): Promise<EgressProxy> {
   shared ??= startEgressProxy(opts);
   return shared;
 }

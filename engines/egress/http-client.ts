@@ -1,10 +1,14 @@
 // Node-side outbound HTTP for users' URLs (direct media, PeerTube, webhooks): every connection goes
 // through resolveAllowed, literals and names alike, and redirects are never followed here (callers
-// that follow them make a new request, which is checked again).
+// that follow them make a new request, which is checked again). Source traffic goes through the
+// operator's source proxy for its host, if any; webhooks always go straight out.
 import http from 'node:http';
 import https from 'node:https';
+import type net from 'node:net';
+import tls from 'node:tls';
 import { urlHost } from '../../lib/address-policy';
 import { guardedLookup, resolveAllowed } from './address-check';
+import { currentSourceRoutes, tunnelThrough } from './upstream-proxy';
 
 export interface EgressRequest {
   url: string;
@@ -15,6 +19,8 @@ export interface EgressRequest {
   timeoutMs: number;
   signal?: AbortSignal;
   allowPrivate: boolean;
+  /** A source (through the source proxy, when one is configured) or a webhook (never through it). */
+  traffic: 'source' | 'webhook';
 }
 
 /** Sends one request; resolves with the response (unread), rejects with EgressRefusedError or a network error. */
@@ -24,10 +30,27 @@ export async function egressRequest(req: EgressRequest): Promise<http.IncomingMe
   if (!mod) throw new Error(`${url.protocol} URLs are not fetched`);
   // Node does not call `lookup` for IP literals: check those here, names at connect time.
   const { host, literal } = urlHost(req.url);
-  if (literal) await resolveAllowed(host, req.allowPrivate);
+  const proxy = req.traffic === 'source' ? currentSourceRoutes().proxyFor(host) : null;
+  // through a proxy, the proxy is asked for the address checked here (Node's lookup is not called);
+  // a request with createConnection and no agent connects through it (an agent would make its own)
+  const checked = literal || proxy ? (await resolveAllowed(host, req.allowPrivate))[0]! : null;
   const headers = req.body !== undefined ? { ...req.headers, 'Content-Length': String(Buffer.byteLength(req.body)) } : req.headers;
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  const tunnel = proxy && checked
+    ? (_: unknown, done: (err: Error | null, socket?: net.Socket) => void) => {
+        tunnelThrough(proxy, checked.address, port).then(
+          (socket) => {
+            // the tunnel comes paused; the origin says nothing before the request (or TLS hello) is sent
+            socket.resume();
+            done(null, url.protocol === 'https:' ? tls.connect({ socket, servername: literal ? undefined : host }) : socket);
+          },
+          (err: Error) => done(err),
+        );
+        return undefined;
+      }
+    : undefined;
   return new Promise((resolve, reject) => {
-    const request = mod.request(url, { method: req.method, headers, lookup: guardedLookup(req.allowPrivate) as never, agent: false, signal: req.signal }, resolve);
+    const request = mod.request(url, { method: req.method, headers, lookup: guardedLookup(req.allowPrivate) as never, signal: req.signal, ...(tunnel ? { createConnection: tunnel as never } : { agent: false }) }, resolve);
     const timer = setTimeout(() => request.destroy(new Error(`no answer within ${Math.round(req.timeoutMs / 100) / 10} s`)), req.timeoutMs);
     request.on('response', () => clearTimeout(timer));
     request.on('error', (err) => {

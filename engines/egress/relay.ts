@@ -19,6 +19,8 @@ export interface Relay {
   onread: net.OnReadOpts;
   /** Starts relaying from the origin's socket (created with `onread`) into the tool's. */
   attach(origin: net.Socket): void;
+  /** Starts relaying from a socket made without `onread` (a tunnel through a source proxy), by its data events. */
+  attachFlowing(origin: net.Socket): void;
 }
 
 /**
@@ -74,6 +76,17 @@ export function relayInto(tool: net.Socket, opts: { httpResponse?: boolean } = {
         waiting = true; // resumed by the next release: reading stops rather than take the last free buffer
         return false;
       },
+    },
+    attachFlowing(socket) {
+      socket.on('data', (chunk: Buffer) => {
+        if (head) return takeHead(chunk);
+        if (!tool.write(chunk)) {
+          socket.pause();
+          tool.once('drain', () => socket.resume());
+        }
+      });
+      this.attach(socket);
+      socket.resume();
     },
     attach(socket) {
       origin = socket;

@@ -48,7 +48,7 @@ export function createCommentsActivities(deps: CommentsDeps) {
       const stop = keepAlive();
       try {
         const provider = await pickProvider(providers, input.url, signal);
-        const result = await throughEgress(egress, (proxyUrl) => provider.extract({
+        const result = await throughEgress(egress, input.url, (proxyUrl) => provider.extract({
           url: input.url,
           proxyUrl,
           maxComments: input.maxComments,

@@ -311,7 +311,7 @@ async function main(outFile: string): Promise<void> {
     }
     async function finish(c: Created): Promise<Created> {
       if (!c.jobId) return c;
-      const job = await s.waitJob(c.jobId, 240_000);
+      const job = await s.waitJob(c.jobId, 480_000);
       return { ...c, finalStatus: job.status, errorMessage: job.error_message, resultData: job.result_data, downloadUrl: job.download_url, creditsCharged: (job as unknown as { credits_charged: number }).credits_charged };
     }
     async function info(url: string): Promise<Created> {

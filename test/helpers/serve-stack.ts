@@ -100,16 +100,25 @@ export async function startServeStack(opts: { name: string; plan?: string; env?:
       return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
     },
     credits: async () => Number((await cli(env, 'accounts', 'credits', accountId)).pop()),
-    waitJob: (jobId, timeoutMs = 180_000) =>
-      waitFor(
-        `job ${jobId}`,
-        async () => {
-          const { body } = await stack.api('GET', `/v1/jobs/${jobId}`);
-          return body.status === 'completed' || body.status === 'failed' ? (body as JobBody) : undefined;
-        },
-        timeoutMs,
-        200,
-      ),
+    async waitJob(jobId, timeoutMs = 180_000) {
+      let last: Record<string, unknown> = {};
+      try {
+        return await waitFor(
+          `job ${jobId}`,
+          async () => {
+            const { body } = await stack.api('GET', `/v1/jobs/${jobId}`);
+            last = body;
+            return body.status === 'completed' || body.status === 'failed' ? (body as JobBody) : undefined;
+          },
+          timeoutMs,
+          200,
+        );
+      } catch (err) {
+        // where the job stood says whether it was stuck or only slow
+        const { status, progress, created_at, started_at } = last;
+        throw new Error(`${(err as Error).message} (after ${timeoutMs / 1000} s it was ${JSON.stringify({ status, progress, created_at, started_at })})`);
+      }
+    },
     async restart() {
       const code = await stopService(svc);
       svc = await start();
