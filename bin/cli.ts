@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { issueLoginLink } from '../api/dashboard/auth.service';
@@ -16,6 +17,7 @@ import { startHeapTrim } from '../lib/heap-trim';
 import { isTaskQueue, TASK_QUEUES, type TaskQueue } from '../lib/queues';
 import { startApi, startMetricsServer, startWorkerProcess, startWorkers, stopWithParent, temporalAddress } from './runtime';
 import { QUEUE_TABLE } from '../workers/queues';
+import { CookieFileError, processCookieStore } from '../engines/ytdlp/site-cookies';
 
 // glibc read MALLOC_ARENA_MAX at start; children (ffmpeg, yt-dlp, Whisper) run with glibc's default,
 // but a worker process of ours is the service's own and keeps one arena
@@ -51,6 +53,11 @@ Dashboard (/dashboard):
   accounts login-link ACCOUNT    prints a one-time sign-in URL on its last line (valid 15 minutes)
   accounts owner ACCOUNT [--email OWNER_EMAIL]
                                  shows or sets the email the owner signs in with
+
+Cookies per site (for yt-dlp, only on that site's sources; sealed with the secrets key):
+  cookies set --site SITE FILE   a Netscape cookie file (- for standard input); other sites' cookies are left out
+  cookies list                   sites, how many cookies, earliest expiry; never the values
+  cookies delete --site SITE
 
 API keys:
   keys create --account ACCOUNT --name NAME
@@ -199,12 +206,38 @@ async function serve(config: Config, withApi: boolean, queues: TaskQueue[]): Pro
   log.info('mediasvc stopped');
 }
 
+const SUBCOMMANDS = new Set(['accounts', 'keys', 'secrets', 'cookies']);
+
+/** `cookies set|list|delete`: a site's cookies for yt-dlp, sealed in COOKIES_DIR; values are never printed. */
+function siteCookies(config: Config, sub: string | undefined, required: (v: string | undefined, what: string) => string, site: string | undefined, file: string | undefined): void {
+  const store = processCookieStore(config);
+  const when = (d: Date | null) => (d ? d.toISOString() : 'session');
+  try {
+    if (sub === 'set') {
+      const path = required(file, 'FILE');
+      const text = path === '-' ? fs.readFileSync(0, 'utf8') : fs.readFileSync(path, 'utf8');
+      const s = store.set(required(site, '--site'), text);
+      console.log(`stored ${s.cookies} cookies for ${s.site} (earliest expiry ${when(s.expiresAt)})${s.dropped ? `; left out ${s.dropped} for other sites` : ''}`);
+    } else if (sub === 'list') {
+      for (const s of store.list()) console.log([s.site, `${s.cookies} cookies`, `expires ${when(s.expiresAt)}`, `updated ${s.updatedAt.toISOString()}`].join('\t'));
+    } else if (sub === 'delete') {
+      const name = required(site, '--site');
+      console.log(store.delete(name) ? `cookies for ${name} deleted` : `no cookies stored for ${name}`);
+    } else {
+      throw new UsageError(`unknown cookies command ${sub ?? ''}`);
+    }
+  } catch (err) {
+    if (err instanceof CookieFileError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   const [cmd, sub, ...rest] = argv;
   const config = loadConfig();
   setLogLevel(config.logLevel);
   const { values, positionals } = parseArgs({
-    args: joinNegativeValues(cmd === 'accounts' || cmd === 'keys' || cmd === 'secrets' ? rest : argv.slice(1)),
+    args: joinNegativeValues(SUBCOMMANDS.has(cmd ?? '') ? rest : argv.slice(1)),
     allowPositionals: true,
     options: {
       name: { type: 'string' },
@@ -214,12 +247,13 @@ async function main(argv: string[]): Promise<void> {
       queues: { type: 'string' },
       rotate: { type: 'boolean' },
       email: { type: 'string' },
+      site: { type: 'string' },
       'new-key': { type: 'boolean' },
       'forget-previous': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
-  if (!cmd || HELP_WORDS.has(cmd) || values.help || ((cmd === 'accounts' || cmd === 'keys' || cmd === 'secrets') && (sub === undefined || HELP_WORDS.has(sub)))) {
+  if (!cmd || HELP_WORDS.has(cmd) || values.help || (SUBCOMMANDS.has(cmd) && (sub === undefined || HELP_WORDS.has(sub)))) {
     process.stdout.write(HELP);
     return;
   }
@@ -300,6 +334,8 @@ async function main(argv: string[]): Promise<void> {
           throw new UsageError(`unknown keys command ${sub ?? ''}`);
         }
       });
+    case 'cookies':
+      return siteCookies(config, sub, need, values.site, positionals[0]);
     case 'secrets':
       return rotateSecrets(config, sub, { newKey: values['new-key'] === true, forgetPrevious: values['forget-previous'] === true });
     default:

@@ -44,6 +44,7 @@ const EnvSchema = z.object({
   S3_DOWNLOADS: z.enum(['stream', 'redirect']).default('stream'),
   ALLOW_PRIVATE_NETWORK: flag,
   PLATFORM_CONCURRENCY: z.string().default(''),
+  COOKIES_DIR: z.string().optional(),
   MAX_SOURCE_DURATION_SECONDS: z.coerce.number().positive().default(4 * 3600),
   MAX_SOURCE_BYTES: z.coerce.number().positive().default(4 * 1024 ** 3),
   MAX_SOURCE_PIXELS: z.coerce.number().int().positive().default(DEFAULT_MAX_SOURCE_PIXELS),
@@ -131,6 +132,8 @@ export type Config = {
   sourceProxy: SourceProxySettings;
   /** Steps talking to one platform at once, per worker process (PLATFORM_CONCURRENCY). */
   platformConcurrency: PlatformConcurrency;
+  /** Sealed cookies per site (`mediasvc cookies set`), read by the workers that run yt-dlp (COOKIES_DIR, default DATA_DIR/cookies). */
+  cookiesDir: string;
   maxSourceDurationSeconds: number;
   maxSourceBytes: number;
   /** The largest picture (width × height) any decoder may allocate; larger sources are refused. */
@@ -245,6 +248,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowPrivateNetwork: e.ALLOW_PRIVATE_NETWORK,
     sourceProxy,
     platformConcurrency,
+    cookiesDir: path.resolve(e.COOKIES_DIR || path.join(dataDir, 'cookies')),
     maxSourceDurationSeconds: e.MAX_SOURCE_DURATION_SECONDS,
     maxSourceBytes: e.MAX_SOURCE_BYTES,
     maxSourcePixels: e.MAX_SOURCE_PIXELS,

@@ -29,7 +29,7 @@ export function createSourceActivities(deps: SourceDeps) {
     /** Metadata for `GET /v1/info`. */
     async readInfo(url: string): Promise<VideoInfo> {
       // a plain media file needs no Python start-up: a HEAD request and an ffprobe say all yt-dlp would
-      const origin = await originOf(url, { uploads: false, allowPrivateNetwork });
+      const origin = await originOf(url, { uploads: false, allowPrivateNetwork, cookies: deps.ytdlp.hasCookiesFor(url) });
       const info = origin.kind === 'direct' ? directFileInfo(url, origin.media) : await probeWithYtdlp(deps, url);
       return toVideoInfo(url, await measureDirect(deps, url, info));
     },
@@ -54,7 +54,7 @@ export function createSourceActivities(deps: SourceDeps) {
      * those bytes) or downloaded. A plain media file needs no yt-dlp.
      */
     async resolveSource(input: ResolveSourceInput): Promise<ResolvedSource> {
-      const origin = await originOf(input.url, { uploads: true, allowPrivateNetwork });
+      const origin = await originOf(input.url, { uploads: true, allowPrivateNetwork, cookies: deps.ytdlp.hasCookiesFor(input.url) });
       if (origin.kind === 'upload') {
         const taken = await takeUpload(deps, input.jobId, origin.uploadId, limitsOf(input));
         assertClipWithin(input.clipStart, input.clipEnd, taken.duration);
@@ -69,7 +69,7 @@ export function createSourceActivities(deps: SourceDeps) {
      * one step. For jobs whose output does not need the metadata first (speech).
      */
     async fetchSource(input: DownloadSourceInput): Promise<FetchedSource> {
-      const origin = await originOf(input.url, { uploads: true, allowPrivateNetwork });
+      const origin = await originOf(input.url, { uploads: true, allowPrivateNetwork, cookies: deps.ytdlp.hasCookiesFor(input.url) });
       if (origin.kind === 'upload') return takeUpload(deps, input.jobId, origin.uploadId, limitsOf(input), input.slot);
       if (origin.kind === 'direct') {
         // speech steps read the file whole: the probe would only weigh on the job's history

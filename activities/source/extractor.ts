@@ -99,7 +99,8 @@ export async function openWithYtdlp(deps: SourceDeps, input: ResolveSourceInput,
   const info = await probeWithYtdlp(deps, input.url, ytdlpSelection(input.quality, input.format));
   const summary = withinLimits(deps.config, info, limits);
   assertClipWithin(input.clipStart, input.clipEnd, summary.duration);
-  const media = input.reads === 'whole' ? null : seekableFormat(info, input.reads);
+  // with the site's cookies, only yt-dlp (which holds them) fetches its media: no reading in place
+  const media = input.reads === 'whole' || deps.ytdlp.hasCookiesFor(input.url) ? null : seekableFormat(info, input.reads);
   const ranges = media && (await byteRangesOf(media.url, deps.config.allowPrivateNetwork, media.headers));
   // without an MP4 index to read here, the processing step probes the URL itself
   if (media && ranges) return { ...summary, sourceFile: null, media: { ...media, probe: await indexProbe(ranges, deps.config.allowPrivateNetwork, media.headers), maxBytes: limits.maxBytes } };

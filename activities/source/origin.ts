@@ -15,10 +15,12 @@ export async function assertSafeSource(url: string, allowPrivateNetwork: boolean
 }
 
 /** An upload is known by its URL; any other source's address is checked before the HEAD request that tells a media file from a page. */
-export async function originOf(url: string, opts: { uploads: boolean; allowPrivateNetwork: boolean }): Promise<SourceOrigin> {
+export async function originOf(url: string, opts: { uploads: boolean; allowPrivateNetwork: boolean; cookies?: boolean }): Promise<SourceOrigin> {
   const uploadId = opts.uploads ? uploadIdOf(url) : null;
   if (uploadId) return { kind: 'upload', uploadId };
   await assertSafeSource(url, opts.allowPrivateNetwork);
+  // a site with cookies is fetched by yt-dlp alone, which holds them (a bare request would be refused)
+  if (opts.cookies) return { kind: 'extractor' };
   const media = await probeDirectMedia(url, opts.allowPrivateNetwork).catch((err: unknown) => {
     throw asRefusal(err);
   });

@@ -4,6 +4,7 @@ import { runProcess } from '../child-process';
 import { projectRoot, type Config } from '../../lib/config';
 import { withoutInternals } from '../../lib/user-text';
 import { SANDBOX_BIN_DIR, sandboxEnv } from '../ffmpeg/input-policy';
+import { processCookieStore, type CookieStore } from './site-cookies';
 
 const SITE_DIR = path.join(projectRoot, 'engines', 'ytdlp', 'site');
 
@@ -130,6 +131,8 @@ export interface YtDlpEngine {
   probe(url: string, opts: { proxyUrl: string; signal?: AbortSignal; format?: string; sort?: string }): Promise<YtDlpInfo>;
   /** Downloads into outDir and returns the path of the final file. */
   download(req: DownloadRequest): Promise<string>;
+  /** True when the URL's site has cookies (`mediasvc cookies set`): its media is then fetched by yt-dlp alone, which holds them. */
+  hasCookiesFor(url: string): boolean;
 }
 
 export interface YtDlpEngineOptions {
@@ -142,6 +145,8 @@ export interface YtDlpEngineOptions {
   extraArgs?: string[];
   /** The decoders' pixel budget for the ffmpeg and ffprobe runs yt-dlp makes (input-policy's default when unset). */
   maxSourcePixels?: number;
+  /** Cookies per site, handed to a run only for its own site's URL. */
+  cookies?: CookieStore;
 }
 
 const PROGRESS_PREFIX = 'MEDIASVC-PROGRESS ';
@@ -177,79 +182,94 @@ export function ytdlpInvocation(opts: Pick<YtDlpEngineOptions, 'binary' | 'ffmpe
 
 /** Runs the pinned yt-dlp as a child process with JSON output. */
 /** The engine's options from the service's settings. */
-export function ytdlpOptionsOf(config: Pick<Config, 'ytdlpPath' | 'ffmpegPath' | 'ffprobePath' | 'ytdlpPluginDirs' | 'maxSourcePixels'>): YtDlpEngineOptions {
-  return { binary: config.ytdlpPath, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, pluginDirs: config.ytdlpPluginDirs, maxSourcePixels: config.maxSourcePixels };
+export function ytdlpOptionsOf(config: Pick<Config, 'ytdlpPath' | 'ffmpegPath' | 'ffprobePath' | 'ytdlpPluginDirs' | 'maxSourcePixels' | 'cookiesDir' | 'secrets'>): YtDlpEngineOptions {
+  return { binary: config.ytdlpPath, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, pluginDirs: config.ytdlpPluginDirs, maxSourcePixels: config.maxSourcePixels, cookies: processCookieStore(config) };
 }
 
 export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
   const invocation = ytdlpInvocation(opts);
 
+  /** Runs with the URL's site cookies, if it has any, in a file of this run's own. */
+  async function withCookies<T>(url: string, run: (args: string[]) => Promise<T>): Promise<T> {
+    const jar = opts.cookies?.fileFor(url) ?? null;
+    try {
+      return await run(jar ? ['--cookies', jar.path] : []);
+    } finally {
+      jar?.remove();
+    }
+  }
+
   return {
+    hasCookiesFor: (url) => opts.cookies?.siteFor(url) != null,
+
     async probe(url, { proxyUrl, signal, format, sort }) {
       const select = [...(format ? ['-f', format] : []), ...(sort ? ['-S', sort] : [])];
-      const res = await runProcess(opts.binary, { ...invocation(proxyUrl, ['--dump-single-json', ...select, '--', url]), signal });
+      const res = await withCookies(url, (cookies) => runProcess(opts.binary, { ...invocation(proxyUrl, [...cookies, '--dump-single-json', ...select, '--', url]), signal }));
       if (res.code !== 0) throw classify(res.stderr, url);
       return parseSingleVideoJson<YtDlpInfo>(res.stdout);
     },
 
-    async download(req) {
-      await fs.mkdir(req.outDir, { recursive: true });
-      const own = [
-        '--newline',
-        '--progress',
-        '--progress-template',
-        `download:${PROGRESS_PREFIX}%(progress.downloaded_bytes)s %(progress.total_bytes)s %(progress.total_bytes_estimate)s`,
-        '--print',
-        'after_move:filepath',
-        '--no-simulate',
-        '--no-part',
-        // a platform's chapters go into the file (a remux, only when it has some), so every later step keeps them
-        '--embed-chapters',
-        '-o',
-        path.join(req.outDir, 'source.%(ext)s'),
-        '-f',
-        req.format,
-        ...(req.sort ? ['-S', req.sort] : []),
-        ...(req.mergeOutputFormat ? ['--merge-output-format', req.mergeOutputFormat] : []),
-        ...(req.maxFilesize ? ['--max-filesize', String(req.maxFilesize)] : []),
-        ...(req.matchFilter ? ['--match-filter', req.matchFilter] : []),
-        ...(req.writeInfoJson ? ['--write-info-json'] : []),
-        ...(req.subtitleLanguages?.length ? ['--write-subs', '--sub-langs', req.subtitleLanguages.map((l) => `${l}(-.*)?`).join(','), '--sub-format', 'vtt/srt/best'] : []),
-        // one file at most, even where a page is read as several copies of its video
-        '--playlist-items',
-        '1',
-        '--abort-on-unavailable-fragments',
-        // a probe's info JSON saves extracting the page a second time
-        ...(req.infoJson ? ['--load-info-json', req.infoJson] : ['--', req.url]),
-      ];
-      const res = await runProcess(opts.binary, {
-        ...invocation(req.proxyUrl, own),
-        signal: req.signal,
-        onLine: (line) => {
-          if (!line.startsWith(PROGRESS_PREFIX) || !req.onProgress) return;
-          const [done, total, estimate] = line.slice(PROGRESS_PREFIX.length).split(' ').map(Number);
-          const t = Number.isFinite(total) && total! > 0 ? total! : Number.isFinite(estimate) && estimate! > 0 ? estimate! : null;
-          const d = Number.isFinite(done) ? done! : 0;
-          req.onProgress({ downloadedBytes: d, totalBytes: t, fraction: t ? Math.min(1, d / t) : null });
-        },
-      });
-      if (req.signal?.aborted) throw new YtDlpError('failed', 'download cancelled');
-      if (res.code !== 0) throw classify(res.stderr, req.url);
-      const printed = res.stdout.trim().split('\n').filter(Boolean).pop();
-      if (!printed) {
-        if (/File is larger than max-filesize/i.test(res.stdout + res.stderr)) {
-          throw new YtDlpError('unavailable', `The source is larger than the limit of ${req.maxFilesize} bytes`, 'size');
-        }
-        // --print makes yt-dlp quiet, so a clean exit without a file under a match filter is the filter's skip
-        if (req.matchFilter || /does not pass filter/i.test(res.stdout + res.stderr)) {
-          throw new YtDlpError('filtered', 'The source is outside the limits (a live stream, or longer than the maximum duration)', 'filter');
-        }
-        throw new YtDlpError('failed', 'yt-dlp finished without producing a file');
-      }
-      await fs.access(printed);
-      return printed;
-    },
+    download: (req) => withCookies(req.url, (cookies) => downloadWith(req, cookies)),
   };
+
+  async function downloadWith(req: DownloadRequest, cookies: string[]): Promise<string> {
+    await fs.mkdir(req.outDir, { recursive: true });
+    const own = [
+      ...cookies,
+      '--newline',
+      '--progress',
+      '--progress-template',
+      `download:${PROGRESS_PREFIX}%(progress.downloaded_bytes)s %(progress.total_bytes)s %(progress.total_bytes_estimate)s`,
+      '--print',
+      'after_move:filepath',
+      '--no-simulate',
+      '--no-part',
+      // a platform's chapters go into the file (a remux, only when it has some), so every later step keeps them
+      '--embed-chapters',
+      '-o',
+      path.join(req.outDir, 'source.%(ext)s'),
+      '-f',
+      req.format,
+      ...(req.sort ? ['-S', req.sort] : []),
+      ...(req.mergeOutputFormat ? ['--merge-output-format', req.mergeOutputFormat] : []),
+      ...(req.maxFilesize ? ['--max-filesize', String(req.maxFilesize)] : []),
+      ...(req.matchFilter ? ['--match-filter', req.matchFilter] : []),
+      ...(req.writeInfoJson ? ['--write-info-json'] : []),
+      ...(req.subtitleLanguages?.length ? ['--write-subs', '--sub-langs', req.subtitleLanguages.map((l) => `${l}(-.*)?`).join(','), '--sub-format', 'vtt/srt/best'] : []),
+      // one file at most, even where a page is read as several copies of its video
+      '--playlist-items',
+      '1',
+      '--abort-on-unavailable-fragments',
+      // a probe's info JSON saves extracting the page a second time
+      ...(req.infoJson ? ['--load-info-json', req.infoJson] : ['--', req.url]),
+    ];
+    const res = await runProcess(opts.binary, {
+      ...invocation(req.proxyUrl, own),
+      signal: req.signal,
+      onLine: (line) => {
+        if (!line.startsWith(PROGRESS_PREFIX) || !req.onProgress) return;
+        const [done, total, estimate] = line.slice(PROGRESS_PREFIX.length).split(' ').map(Number);
+        const t = Number.isFinite(total) && total! > 0 ? total! : Number.isFinite(estimate) && estimate! > 0 ? estimate! : null;
+        const d = Number.isFinite(done) ? done! : 0;
+        req.onProgress({ downloadedBytes: d, totalBytes: t, fraction: t ? Math.min(1, d / t) : null });
+      },
+    });
+    if (req.signal?.aborted) throw new YtDlpError('failed', 'download cancelled');
+    if (res.code !== 0) throw classify(res.stderr, req.url);
+    const printed = res.stdout.trim().split('\n').filter(Boolean).pop();
+    if (!printed) {
+      if (/File is larger than max-filesize/i.test(res.stdout + res.stderr)) {
+        throw new YtDlpError('unavailable', `The source is larger than the limit of ${req.maxFilesize} bytes`, 'size');
+      }
+      // --print makes yt-dlp quiet, so a clean exit without a file under a match filter is the filter's skip
+      if (req.matchFilter || /does not pass filter/i.test(res.stdout + res.stderr)) {
+        throw new YtDlpError('filtered', 'The source is outside the limits (a live stream, or longer than the maximum duration)', 'filter');
+      }
+      throw new YtDlpError('failed', 'yt-dlp finished without producing a file');
+    }
+    await fs.access(printed);
+    return printed;
+  }
 }
 
 type InfoLike = { _type?: string; id?: string; url?: string; title?: string; extractor_key?: string; entries?: InfoLike[] };

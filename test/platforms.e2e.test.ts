@@ -1,0 +1,141 @@
+// Platforms as operators meet them, on a real serve: every source connection through the operator's
+// outbound proxy (webhooks never), cookies for one site only, and per-platform concurrency. The
+// fixture platform notes who connected (the test proxy connects out from 127.0.0.2) and how many
+// requests it had in flight at once.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import type http from 'node:http';
+import path from 'node:path';
+import { fixtureCacheDir, serveIgnoringRange, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
+import { PROXIED_FROM, startConnectProxy, type CountingProxy } from './helpers/counting-proxy';
+import { cli } from './helpers/processes';
+import { startServeStack, type ServeStack } from './helpers/serve-stack';
+import { startReceiver, type Receiver } from './helpers/webhook-receiver';
+
+const SESSION = 'session=members-only-7f3a';
+const CAP = 2;
+
+describe('platforms end to end: the source proxy, cookies per site, per-platform concurrency (real serve)', function () {
+  this.timeout(20 * 60_000);
+  let fx: FixturePlatform;
+  let up: CountingProxy;
+  let rx: Receiver;
+  let s: ServeStack;
+  let port = 0;
+  /** Every request the platform saw: its path and the peer it came from. */
+  const seen: { path: string; peer: string }[] = [];
+  /** Cookie headers that reached the other host a redirect leads to. */
+  const elsewhereCookies: string[] = [];
+  const slow = { active: 0, peak: 0, served: 0 };
+
+  before(async () => {
+    const media = path.join(fixtureCacheDir(), 'media', 'v480.mp4');
+    const page = (src: string) => `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Members Only</title></head><body><video controls><source src="${src}" type="video/mp4"></video></body></html>`;
+    const needsSession = (req: http.IncomingMessage, res: http.ServerResponse): boolean => {
+      if ((req.headers.cookie ?? '').split(/;\s*/).includes(SESSION)) return true;
+      res.writeHead(403, { 'content-type': 'text/plain' }).end('sign in to watch');
+      return false;
+    };
+    fx = await startFixturePlatform({
+      extraRoutes: (req, res, p) => {
+        seen.push({ path: p, peer: (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '') });
+        if (p === '/members/page' && needsSession(req, res)) res.writeHead(200, { 'content-type': 'text/html' }).end(page('/members/v480.mp4'));
+        else if (p === '/members/v480.mp4' && needsSession(req, res)) serveIgnoringRange(req, res, media);
+        else if (p === '/members/moved-page' && needsSession(req, res)) res.writeHead(200, { 'content-type': 'text/html' }).end(page('/members/moved.mp4'));
+        else if (p === '/members/moved.mp4' && needsSession(req, res)) res.writeHead(302, { location: `http://127.0.0.1:${port}/elsewhere/v480.mp4` }).end();
+        else if (p === '/elsewhere/v480.mp4') {
+          elsewhereCookies.push(req.headers.cookie ?? '');
+          serveIgnoringRange(req, res, media);
+        } else if (p === '/slow-platform/v480.mp4') {
+          slow.active++;
+          slow.peak = Math.max(slow.peak, slow.active);
+          res.on('close', () => {
+            slow.active--;
+            slow.served++;
+          });
+          serveIgnoringRange(req, res, media, 1500);
+        } else return p.startsWith('/members/');
+        return true;
+      },
+    });
+    port = Number(new URL(fx.url('/')).port);
+    up = await startConnectProxy('fetcher:pr0xy pass');
+    rx = await startReceiver();
+    s = await startServeStack({ name: 'platforms', plan: 'enterprise', env: { SOURCE_PROXY_URL: up.url, PLATFORM_CONCURRENCY: `127.0.0.1=${CAP}` } });
+  });
+  after(async () => {
+    await s?.stop();
+    await rx?.close();
+    await up?.close();
+    await fx?.close();
+  });
+
+  async function job(p: string, body: Record<string, unknown>) {
+    const res = await s.api('POST', p, body);
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    return s.waitJob(res.body.job_id as string, 300_000);
+  }
+
+  it('every source connection goes through SOURCE_PROXY_URL (a direct file, a page through yt-dlp, seek reads, an info read); no webhook does; its password is in no log', async () => {
+    const from = seen.length;
+    const jobs = await Promise.all([
+      job('/v1/download', { url: fx.url('/media/v480.mp4'), webhook_url: rx.url('/platforms') }),
+      job('/v1/preview', { url: fx.url('/watch/trailer'), preview_type: 'thumbnail', webhook_url: rx.url('/platforms') }),
+      job('/v1/fingerprint', { url: fx.url('/watch/html5') }),
+    ]);
+    assert.deepEqual(jobs.map((j) => j.status), ['completed', 'completed', 'completed'], JSON.stringify(jobs.map((j) => j.error_message)));
+    const info = await s.api('GET', `/v1/info?url=${encodeURIComponent(fx.url('/watch/og-twice'))}`);
+    assert.equal(info.status, 200, JSON.stringify(info.body));
+    const requests = seen.slice(from);
+    assert.ok(requests.length >= 6, `the platform saw ${requests.length} requests`);
+    assert.deepEqual(requests.filter((r) => r.peer !== PROXIED_FROM), [], 'every request the platform saw came through the proxy');
+    assert.ok(up.tunnels.every((t) => t.allowed), 'the proxy accepted the credentials');
+    // the webhook deliveries arrived, and none went through the proxy
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(rx.received.filter((r) => r.path === '/platforms').length, 2);
+    const rxPort = new URL(rx.url('/')).port;
+    assert.deepEqual(up.tunnels.filter((t) => t.target.endsWith(`:${rxPort}`)), [], 'no webhook connection went through the source proxy');
+    assert.doesNotMatch(fs.readFileSync(path.join(s.dataDir, 'serve.log'), 'utf8'), /pr0xy/, "the proxy's password is in no log line");
+  });
+
+  it("cookies per site: the members' page fails without them and downloads with them; list shows no value; a redirect to another host carries none", async () => {
+    const members = `http://localhost:${port}/members/page`;
+    const without = await job('/v1/download', { url: members });
+    assert.equal(without.status, 'failed', 'without cookies the platform refuses');
+
+    const file = path.join(s.dataDir, 'cookies.txt');
+    const expiry = Math.floor(Date.now() / 1000) + 86_400;
+    const [name, value] = SESSION.split('=');
+    fs.writeFileSync(file, ['# Netscape HTTP Cookie File', ['localhost', 'FALSE', '/', 'FALSE', expiry, name, value].join('\t'), ['.other.example', 'TRUE', '/', 'FALSE', expiry, 'other', 'never-sent'].join('\t'), ''].join('\n'));
+    const set = await cli(s.env, 'cookies', 'set', '--site', 'localhost', file);
+    assert.match(set.join('\n'), /stored 1 cookies for localhost .*left out 1 for other sites/);
+    const listed = (await cli(s.env, 'cookies', 'list')).join('\n');
+    assert.match(listed, /^localhost\t1 cookies\texpires \d{4}-/m);
+    assert.doesNotMatch(listed, /members-only|never-sent/, 'list never shows a value');
+    // sealed at rest: the value is not in the stored file
+    const stored = fs.readdirSync(path.join(s.dataDir, 'cookies')).map((f) => fs.readFileSync(path.join(s.dataDir, 'cookies', f), 'utf8')).join('');
+    assert.doesNotMatch(stored, /members-only/);
+
+    const withCookies = await job('/v1/download', { url: members });
+    assert.equal(withCookies.status, 'completed', withCookies.error_message ?? '');
+    const moved = await job('/v1/download', { url: `http://localhost:${port}/members/moved-page` });
+    assert.equal(moved.status, 'completed', moved.error_message ?? '');
+    assert.ok(elsewhereCookies.length > 0, 'the redirect was followed to the other host');
+    assert.deepEqual(elsewhereCookies.filter(Boolean), [], 'the other host got no cookie');
+    // the same site's cookies never go to another site's source: 127.0.0.1 is not localhost
+    const other = await job('/v1/download', { url: `http://127.0.0.1:${port}/members/page` });
+    assert.equal(other.status, 'failed');
+
+    assert.match((await cli(s.env, 'cookies', 'delete', '--site', 'localhost')).join('\n'), /cookies for localhost deleted/);
+    assert.equal((await cli(s.env, 'cookies', 'list')).filter(Boolean).length, 0);
+    assert.equal((await job('/v1/download', { url: members })).status, 'failed', 'deleted cookies are not used');
+  });
+
+  it(`PLATFORM_CONCURRENCY: 6 jobs on a platform capped at ${CAP} all complete, and it never sees more than ${CAP} requests at once`, async () => {
+    const jobs = await Promise.all(Array.from({ length: 6 }, (_, i) => job(i % 2 ? '/v1/download' : '/v1/fingerprint', { url: fx.url('/slow-platform/v480.mp4') })));
+    assert.deepEqual(jobs.map((j) => j.status), Array(6).fill('completed'), JSON.stringify(jobs.map((j) => j.error_message)));
+    assert.ok(slow.served >= 6, `the platform served ${slow.served} requests`);
+    assert.ok(slow.peak <= CAP, `the platform saw ${slow.peak} requests at once`);
+    assert.equal(slow.peak, CAP, 'the cap was reached: the jobs did run side by side');
+  });
+});
