@@ -11,7 +11,7 @@
 // (workflows/activity-plan.ts), and the registry types the runners that it lists. Two modules name
 // what is above them by design: db/orm.ts opens the database with every domain's entity, and the job
 // domain (its service and outputs) is validated, priced and shown through the operation registry.
-const DOMAINS = '(accounts|keys|credits|uploads|info|jobs|webhooks)';
+const DOMAINS = '(accounts|keys|credits|uploads|info|jobs|webhooks|platforms)';
 /** A domain's HTTP side: its REST routes (routes.ts, <what>.routes.ts) and dashboard pages, entry points like api/. */
 const DOMAIN_ADAPTERS = `^${DOMAINS}/(routes|[a-z-]+[.]routes|dashboard[.-][^/]*)[.]ts$`;
 const WORKFLOW_CODE = '(^workflows/|[.]workflow[.]ts$|^operations/(registry|define)[.]ts$|^operations/[^/]+/runner[.]ts$)';

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { diskReadiness } from '../lib/disk-space';
 import { DomainError } from '../lib/errors';
 import { log } from '../lib/logger';
+import { openBreakers } from '../platforms/breaker.repository';
 import { httpDuration, httpRequests, METRICS_CONTENT_TYPE, metricsText } from '../lib/metrics';
 import type { ApiDeps, ApiState } from './context';
 import { json, registry } from './openapi';
@@ -55,11 +56,21 @@ export function accessLog(): Koa.Middleware<ApiState> {
 }
 
 const ReadySchema = z.object({
-  status: z.enum(['ok', 'unavailable']),
+  status: z.enum(['ok', 'degraded', 'unavailable']).meta({ description: '"degraded": every dependency answers, but a platform refuses the service (see platforms); its jobs wait' }),
   database: z.string().meta({ description: '"ok", or why the database is not reachable' }),
   temporal: z.string().meta({ description: '"ok", or why the Temporal frontend is not reachable' }),
   storage: z.string().meta({ description: '"ok", or why the bucket (STORAGE=s3) does not answer; always "ok" with local storage' }),
   disk: z.string().meta({ description: '"ok", or how little space is left under DATA_DIR (below MIN_FREE_DISK_MB new steps wait)' }),
+  platforms: z
+    .array(
+      z.object({
+        platform: z.string(),
+        since: z.string().meta({ description: 'When its circuit breaker opened (ISO 8601)' }),
+        next_probe_at: z.string().nullable().meta({ description: 'When one waiting job next goes as a probe' }),
+        reason: z.string().nullable().meta({ description: 'Its last refusal, as a person reads it' }),
+      }),
+    )
+    .meta({ description: 'Platforms refusing the service now (circuit breaker open): their jobs wait, pending, instead of failing' }),
 });
 
 registry.registerPath({
@@ -97,8 +108,9 @@ export function operatorRoutes(deps: Pick<ApiDeps, 'orm' | 'orchestrator' | 'con
     ]);
     const disk = diskReadiness(deps.config.dataDir, deps.config.minFreeDiskMb);
     const ok = database === 'ok' && temporal === 'ok' && storage === 'ok' && disk === 'ok';
+    const platforms = database === 'ok' ? await openBreakers(deps.orm.em.fork()).catch(() => []) : [];
     ctx.status = ok ? 200 : 503;
-    ctx.body = { status: ok ? 'ok' : 'unavailable', database, temporal, storage, disk };
+    ctx.body = { status: ok ? (platforms.length ? 'degraded' : 'ok') : 'unavailable', database, temporal, storage, disk, platforms };
   });
   router.get('/metrics', async (ctx) => {
     const token = deps.config.metricsToken;

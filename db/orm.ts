@@ -14,6 +14,7 @@ import { postgresMigrations, sqliteMigrations } from './migrations';
 import { AccountOwnerEntitySchema, DashboardSessionEntitySchema, LoginLinkEntitySchema, SignInAttemptEntitySchema } from '../accounts/owner.entity';
 import { IdempotencyRecordEntitySchema, RateLimitCounterEntitySchema, ServerSecretEntitySchema } from './system.entity';
 import { UploadEntitySchema } from '../uploads/entity';
+import { PlatformBreakerEntitySchema } from '../platforms/entity';
 import { WebhookDeliveryEntitySchema, WebhookEndpointEntitySchema } from '../webhooks/entity';
 
 export const ENTITIES = [
@@ -32,6 +33,7 @@ export const ENTITIES = [
   DashboardSessionEntitySchema,
   SignInAttemptEntitySchema,
   UploadEntitySchema,
+  PlatformBreakerEntitySchema,
 ];
 
 export type Orm = MikroORM;

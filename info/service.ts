@@ -42,6 +42,7 @@ async function readInfoCharged(em: EntityManager, deps: Pick<ApiDeps, 'orchestra
     if (err.kind === 'unsupported' || err.kind === 'unavailable') throw DomainError.notFound(err.message);
     if (err.kind === 'rejected') throw DomainError.invalid(err.message, [{ field: 'url', message: err.message }]);
     if (err.kind === 'timeout') throw new DomainError('timeout', `${err.message}; try again later`);
+    if (err.kind === 'refused') throw new DomainError('unavailable', `${err.message}; try again later`);
     throw new DomainError('upstream', `The source could not be read: ${err.message}`);
   }
   await chargeCredits(em, account.id, INFO_COST, 'an info call', async () => ({ jobId: null, value: null }));

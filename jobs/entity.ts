@@ -20,6 +20,8 @@ export class Job {
   /** Why it failed, as a kind (lib/job-failure.ts); null on jobs that failed before it was recorded. */
   failureKind: StoredFailureKind | null = null;
   webhookUrl: string | null = null;
+  /** Set while the job waits, pending, for a platform that refuses the service (its circuit breaker is open): it holds none of its account's running slots. */
+  waitingPlatform: string | null = null;
   createdAt: Date = new Date();
   startedAt: Date | null = null;
   completedAt: Date | null = null;
@@ -45,6 +47,7 @@ export const JobEntitySchema = new EntitySchema<Job>({
     errorMessage: { type: 'text', nullable: true },
     failureKind: { type: 'string', length: 16, nullable: true },
     webhookUrl: { type: 'text', nullable: true },
+    waitingPlatform: { type: 'string', length: 253, nullable: true },
     createdAt: { type: 'datetime', length: 3 },
     startedAt: { type: 'datetime', nullable: true },
     completedAt: { type: 'datetime', nullable: true },

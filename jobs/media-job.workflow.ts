@@ -11,14 +11,16 @@ import {
   ParentClosePolicy,
   patched,
   setHandler,
+  sleep,
   startChild,
   TimeoutFailure,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import { ApplicationFailureCategory, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
-import { failureKindOf, INTERNAL_FAILURE_MESSAGE, JOB_FAILED, TOOL_FAILURE_TYPES, type StoredFailureKind } from '../lib/job-failure';
-import { CANCELLED_MESSAGE, jobWorkflowId, type JobEnd, type JobStatus, type MediaJobInput } from './types';
+import { failureKindOf, INTERNAL_FAILURE_MESSAGE, JOB_FAILED, PLATFORM_REFUSED_TYPE, TOOL_FAILURE_TYPES, type StoredFailureKind } from '../lib/job-failure';
+import { platformOfUrl } from '../lib/source-sites';
+import { CANCELLED_MESSAGE, jobWorkflowId, type JobEnd, type JobOutput, type JobStatus, type MediaJobInput } from './types';
 import { ACCOUNT_ID, JOB_ID, JOB_STATUS } from '../lib/search-attributes';
 import { withoutInternals } from '../lib/user-text';
 import { control, controlLocal } from '../workflows/activity-proxies';
@@ -44,11 +46,33 @@ export async function mediaJobWorkflow(input: MediaJobInput): Promise<JobEnd> {
   const steps: JobSteps = patched('local-job-steps-v1') ? controlLocal : control;
   let end: JobEnd;
   let failure: { message: string; kind: StoredFailureKind } | null = null;
+  // jobs since the platform breakers wait, pending, while their platform refuses the service
+  const platform = patched('platform-breaker-v1') ? platformOfUrl(input.sourceUrl) : null;
   try {
-    if (slots) await waitForRunningSlot(steps, input.jobId);
-    else await control.markProcessing(input.jobId);
-    setStatus('processing');
-    const output = await runOperation(input);
+    let output: JobOutput;
+    for (let waitingSince: number | null = null; ; ) {
+      const turn = platform ? await waitForPlatform(steps, input.jobId, platform, waitingSince) : null;
+      if (slots) await waitForRunningSlot(steps, input.jobId);
+      else await control.markProcessing(input.jobId);
+      setStatus('processing');
+      try {
+        output = await runOperation(input);
+        if (turn?.tracked) await steps.platformWorked(platform!);
+        break;
+      } catch (err) {
+        const refusal = platform ? platformRefusal(err) : null;
+        if (!refusal) throw err;
+        // the platform refused the service, not this video: back to pending to wait for it (its
+        // running slot to the account's next job), counted against the platform's breaker
+        waitingSince ??= Date.now();
+        const state = await steps.platformRefused({ jobId: input.jobId, platform: platform!, reason: refusal, waitingSince });
+        if (state.expired) throw waitedTooLong(platform!, refusal, waitingSince);
+        setStatus('pending');
+        if (slots) await wakeJobsDueASlot(steps, input.jobId);
+        // an open breaker's probe schedule decides when it goes again; a closed one, this retry
+        if (!state.open) await sleep(state.retryInMs);
+      }
+    }
     end = await steps.completeJob({ jobId: input.jobId, output });
   } catch (err) {
     failure = isCancellation(err) ? { message: CANCELLED_MESSAGE, kind: 'cancelled' } : failureOf(err);
@@ -91,6 +115,39 @@ async function waitForRunningSlot(steps: JobSteps, jobId: string): Promise<void>
     // rare: every waiting job's re-check is work for the shared queues while its account bursts
     await condition(() => woken, SLOT_RECHECK);
   }
+}
+
+/**
+ * Waits, pending, until the job may go to its platform: at once when its breaker is closed, else as
+ * the platform's one probe once the backoff has passed, or when a probe got through. A wait past
+ * PLATFORM_BREAKER_MAX_WAIT_SECONDS fails the job (refunded) saying the platform refuses requests.
+ */
+async function waitForPlatform(steps: JobSteps, jobId: string, platform: string, since: number | null): Promise<{ tracked: boolean }> {
+  const waitingSince = since ?? Date.now();
+  for (let waited = since !== null; ; waited = true) {
+    const turn = await steps.platformTurn({ jobId, platform, waitingSince, waited });
+    if (turn.go) return { tracked: turn.tracked };
+    if ('expired' in turn) throw waitedTooLong(platform, turn.reason, waitingSince);
+    await sleep(turn.waitMs);
+  }
+}
+
+/** The failure of a job that waited for its platform as long as it may. */
+function waitedTooLong(platform: string, reason: string, waitingSince: number): ApplicationFailure {
+  const minutes = Math.max(1, Math.round((Date.now() - waitingSince) / 60_000));
+  const why = /\(([^)]*)\)$/.exec(reason)?.[1] ?? 'it refuses requests';
+  return ApplicationFailure.create({
+    message: `${platform} is refusing requests from this service (${why}); the job waited ${minutes} minute${minutes === 1 ? '' : 's'} for it and its credits were refunded. Try again later`,
+    type: PLATFORM_REFUSED_TYPE,
+    nonRetryable: true,
+  });
+}
+
+/** The platform's refusal of the service behind a failed step, as a person reads it, or null for any other failure. */
+function platformRefusal(err: unknown): string | null {
+  let cur: unknown = err;
+  while (cur instanceof ActivityFailure && cur.cause) cur = cur.cause;
+  return cur instanceof ApplicationFailure && cur.type === PLATFORM_REFUSED_TYPE ? cur.message : null;
 }
 
 /** Lets the account's next waiting jobs know a slot is free; one that has ended or never started is skipped. */

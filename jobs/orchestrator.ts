@@ -2,7 +2,8 @@ import type { MediaJobInput, ProgressDetails } from './types';
 import type { PlanName } from '../lib/plans';
 import type { VideoInfo } from '../lib/video-info';
 
-export type InfoErrorKind = 'unsupported' | 'unavailable' | 'rejected' | 'timeout' | 'failed';
+/** `refused`: the platform refuses the service for now (rate limit, bot check), whatever the video. */
+export type InfoErrorKind = 'unsupported' | 'unavailable' | 'rejected' | 'refused' | 'timeout' | 'failed';
 
 /** Why a metadata read failed, so the API can pick the status. */
 export class InfoError extends Error {

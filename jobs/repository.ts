@@ -100,7 +100,7 @@ async function claimInOneStatement(em: EntityManager, jobId: string, accountId: 
         and (select count(*) from jobs o
               where o.account_id = jobs.account_id
                 and (o.status = 'processing'
-                     or (o.status = 'pending' and (o.created_at < jobs.created_at or (o.created_at = jobs.created_at and o.id < jobs.id))))) < ?
+                     or (o.status = 'pending' and o.waiting_platform is null and (o.created_at < jobs.created_at or (o.created_at = jobs.created_at and o.id < jobs.id))))) < ?
       returning job_type`,
     [new Date(), jobId, accountId, maxRunning],
     'all',
@@ -121,7 +121,7 @@ async function claimUnderLock(em: EntityManager, jobId: string, accountId: strin
     // the account's running jobs and its pending ones older than this, in one read
     const [ahead] = (await tx.getConnection().execute(
       `select coalesce(sum(case when status = 'processing' then 1 else 0 end), 0) as running,
-              coalesce(sum(case when status = 'pending' and (created_at < ? or (created_at = ? and id < ?)) then 1 else 0 end), 0) as older
+              coalesce(sum(case when status = 'pending' and waiting_platform is null and (created_at < ? or (created_at = ? and id < ?)) then 1 else 0 end), 0) as older
          from jobs where account_id = ? and status in ('processing', 'pending')`,
       [job.createdAt, job.createdAt, job.id, accountId],
       'all',
@@ -146,7 +146,7 @@ export async function jobAccountPlan(em: EntityManager, jobId: string): Promise<
 export async function jobsDueASlot(em: EntityManager, accountId: string, maxRunning: number): Promise<string[]> {
   const free = maxRunning - (await em.count(Job, { accountId, status: 'processing' }));
   if (free <= 0) return [];
-  const next = await em.find(Job, { accountId, status: 'pending' }, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: free, fields: ['id'] });
+  const next = await em.find(Job, { accountId, status: 'pending', waitingPlatform: null }, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: free, fields: ['id'] });
   return next.map((j) => j.id);
 }
 
@@ -174,4 +174,16 @@ export async function removeExpiredOutputs(em: EntityManager, storage: Storage, 
   }
   await em.flush();
   return expired.length;
+}
+
+/**
+ * Marks a job as waiting for its platform (pending, holding none of its account's running slots),
+ * or (platform null) as waiting no more. A job that has ended is left as it is.
+ */
+export async function setWaitingPlatform(em: EntityManager, jobId: string, platform: string | null): Promise<void> {
+  if (platform === null) {
+    await em.nativeUpdate(Job, { id: jobId, waitingPlatform: { $ne: null } }, { waitingPlatform: null });
+    return;
+  }
+  await em.nativeUpdate(Job, { id: jobId, status: { $in: ['pending', 'processing'] } }, { status: 'pending', waitingPlatform: platform, progress: 0 });
 }

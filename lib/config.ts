@@ -2,7 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { isTaskQueue, TASK_QUEUES, type TaskQueue } from './queues';
 import type { SecretsSettings } from './secret-box';
-import { parsePlatformConcurrency, sourceProxySettings, type PlatformConcurrency, type SourceProxySettings } from './source-sites';
+import { parsePlatformConcurrency, sourceProxySettings, type BreakerSettings, type PlatformConcurrency, type SourceProxySettings } from './source-sites';
 
 /**
  * The largest picture any decoder may allocate (8K DCI, 8192×4320): a small file that declares a
@@ -45,6 +45,10 @@ const EnvSchema = z.object({
   ALLOW_PRIVATE_NETWORK: flag,
   PLATFORM_CONCURRENCY: z.string().default(''),
   COOKIES_DIR: z.string().optional(),
+  PLATFORM_BREAKER_THRESHOLD: z.coerce.number().int().min(1).max(1000).default(5),
+  PLATFORM_BREAKER_WINDOW_SECONDS: z.coerce.number().positive().default(300),
+  PLATFORM_BREAKER_PROBE_SECONDS: z.coerce.number().positive().default(60),
+  PLATFORM_BREAKER_MAX_WAIT_SECONDS: z.coerce.number().positive().default(3600),
   MAX_SOURCE_DURATION_SECONDS: z.coerce.number().positive().default(4 * 3600),
   MAX_SOURCE_BYTES: z.coerce.number().positive().default(4 * 1024 ** 3),
   MAX_SOURCE_PIXELS: z.coerce.number().int().positive().default(DEFAULT_MAX_SOURCE_PIXELS),
@@ -132,6 +136,8 @@ export type Config = {
   sourceProxy: SourceProxySettings;
   /** Steps talking to one platform at once, per worker process (PLATFORM_CONCURRENCY). */
   platformConcurrency: PlatformConcurrency;
+  /** When a platform that refuses the service makes its jobs wait instead of failing (PLATFORM_BREAKER_*). */
+  platformBreaker: BreakerSettings;
   /** Sealed cookies per site (`mediasvc cookies set`), read by the workers that run yt-dlp (COOKIES_DIR, default DATA_DIR/cookies). */
   cookiesDir: string;
   maxSourceDurationSeconds: number;
@@ -248,6 +254,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowPrivateNetwork: e.ALLOW_PRIVATE_NETWORK,
     sourceProxy,
     platformConcurrency,
+    platformBreaker: {
+      threshold: e.PLATFORM_BREAKER_THRESHOLD,
+      windowMs: e.PLATFORM_BREAKER_WINDOW_SECONDS * 1000,
+      probeAfterMs: e.PLATFORM_BREAKER_PROBE_SECONDS * 1000,
+      maxBackoffMs: Math.max(e.PLATFORM_BREAKER_PROBE_SECONDS, 900) * 1000,
+      maxWaitMs: e.PLATFORM_BREAKER_MAX_WAIT_SECONDS * 1000,
+    },
     cookiesDir: path.resolve(e.COOKIES_DIR || path.join(dataDir, 'cookies')),
     maxSourceDurationSeconds: e.MAX_SOURCE_DURATION_SECONDS,
     maxSourceBytes: e.MAX_SOURCE_BYTES,

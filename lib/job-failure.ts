@@ -24,6 +24,13 @@ export const TOOL_FAILURE_TYPES = {
  */
 export const DEPENDENCY_FAILURE_TYPE = 'DependencyUnavailable';
 
+/**
+ * The platform refused the service itself (a 429, a sign-in or bot check): not this video's fault.
+ * Never retried by the step; the job workflow counts it against the platform's circuit breaker and,
+ * once the breaker is open, waits for the platform instead of failing. Stored as `unavailable`.
+ */
+export const PLATFORM_REFUSED_TYPE = 'PlatformRefused';
+
 /** How a job workflow ends when its job failed (after the refund): the failure of the job, not of the service. */
 export const JOB_FAILED = 'JobFailed';
 
@@ -72,6 +79,11 @@ export class JobFailure extends ApplicationFailure {
     return new JobFailure('dependency', message, DEPENDENCY_FAILURE_TYPE, false, undefined, undefined);
   }
 
+  /** The platform refused the service (rate limit, bot check): not retried; the job's workflow decides whether to wait for the platform. */
+  static refused(message: string, toolOutput?: string): JobFailure {
+    return new JobFailure('unavailable', message, PLATFORM_REFUSED_TYPE, true, toolOutput === undefined ? undefined : [toolOutput], ApplicationFailureCategory.BENIGN);
+  }
+
   /** The service's own fault (a worker without what a step needs, a job row gone): not retried. */
   static internal(message: string, type = 'InternalError'): JobFailure {
     return new JobFailure('internal', message, type, true, undefined, undefined);
@@ -82,6 +94,7 @@ export class JobFailure extends ApplicationFailure {
 export function failureKindOf(type: string | null | undefined): JobFailureKind {
   if (!type) return 'internal';
   if (type === DEPENDENCY_FAILURE_TYPE) return 'dependency';
+  if (type === PLATFORM_REFUSED_TYPE) return 'unavailable';
   return USER_BY_TYPE.get(type) ?? (TOOL_TYPES.has(type) ? 'tool' : 'internal');
 }
 
@@ -91,4 +104,4 @@ export function userFailureKind(type: string | null | undefined): UserFailureKin
 }
 
 /** Failure types that are never retried: the user's errors. */
-export const NON_RETRYABLE_FAILURE_TYPES: string[] = Object.values(USER_FAILURE_TYPES);
+export const NON_RETRYABLE_FAILURE_TYPES: string[] = [...Object.values(USER_FAILURE_TYPES), PLATFORM_REFUSED_TYPE];

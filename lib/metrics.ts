@@ -62,6 +62,12 @@ export function setJobsByPlanReader(read: () => Promise<{ plan: string; status: 
   setJobsByPlanRows(async () => (await read()).map((r) => ({ labels: { plan: r.plan, state: r.status === 'processing' ? 'running' : 'queued' }, value: r.count })));
 }
 
+const setBreakerRows = readGauge('mediasvc_platform_breaker_open', "1 for each platform whose circuit breaker is open (it refuses the service: its jobs wait, pending)", ['platform'] as const);
+/** Where the platform breaker gauge reads from (the database); set by a process that has it. */
+export function setPlatformBreakerReader(read: () => Promise<{ platform: string }[]>): void {
+  setBreakerRows(async () => (await read()).map((r) => ({ labels: { platform: r.platform }, value: 1 })));
+}
+
 const setDiskRows = readGauge('mediasvc_disk_free_bytes', 'Free space under DATA_DIR, bytes', [] as const);
 const setDiskLowRows = readGauge('mediasvc_disk_low', '1 while free space under DATA_DIR is below MIN_FREE_DISK_MB (new steps wait), else 0', [] as const);
 /** The disk gauges of a process that writes under DATA_DIR. */

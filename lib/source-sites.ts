@@ -73,3 +73,29 @@ export function parsePlatformConcurrency(value: string): PlatformConcurrency {
   }
   return out;
 }
+
+/**
+ * The platform a source URL belongs to, for its circuit breaker: the host without `www.`/`m.`, as
+ * its last two labels (youtube.com for www.youtube.com and m.youtube.com; an IP or one-label host as
+ * it is). Pure string work: job workflows call it.
+ */
+export function platformOfUrl(url: string): string | null {
+  // http(s) only: an upload (upload://…) has no platform
+  const m = /^https?:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]+)/i.exec(url);
+  if (!m) return null;
+  const host = m[1]!.toLowerCase().replace(/\.$/, '');
+  if (host.startsWith('[') || /^\d+(\.\d+){3}$/.test(host)) return host;
+  const labels = host.split('.');
+  return labels.slice(-2).join('.');
+}
+
+export interface BreakerSettings {
+  /** Refusals within the window that open a platform's breaker. */
+  threshold: number;
+  windowMs: number;
+  /** The first wait before a probe; it doubles after each failed probe, up to maxBackoffMs. */
+  probeAfterMs: number;
+  maxBackoffMs: number;
+  /** How long a job waits for its platform before it fails (refunded). */
+  maxWaitMs: number;
+}

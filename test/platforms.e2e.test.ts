@@ -8,12 +8,14 @@ import type http from 'node:http';
 import path from 'node:path';
 import { fixtureCacheDir, serveIgnoringRange, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { PROXIED_FROM, startConnectProxy, type CountingProxy } from './helpers/counting-proxy';
-import { cli } from './helpers/processes';
+import { cli, waitFor } from './helpers/processes';
 import { startServeStack, type ServeStack } from './helpers/serve-stack';
 import { startReceiver, type Receiver } from './helpers/webhook-receiver';
 
 const SESSION = 'session=members-only-7f3a';
 const CAP = 2;
+const METRICS_TOKEN = 'platforms-metrics-token-0123';
+const THRESHOLD = 3;
 
 describe('platforms end to end: the source proxy, cookies per site, per-platform concurrency (real serve)', function () {
   this.timeout(20 * 60_000);
@@ -27,6 +29,8 @@ describe('platforms end to end: the source proxy, cookies per site, per-platform
   /** Cookie headers that reached the other host a redirect leads to. */
   const elsewhereCookies: string[] = [];
   const slow = { active: 0, peak: 0, served: 0 };
+  /** The platform that answers 429 to everything while `refusing`. */
+  const throttled = { refusing: true, refused: 0, served: 0 };
 
   before(async () => {
     const media = path.join(fixtureCacheDir(), 'media', 'v480.mp4');
@@ -46,6 +50,14 @@ describe('platforms end to end: the source proxy, cookies per site, per-platform
         else if (p === '/elsewhere/v480.mp4') {
           elsewhereCookies.push(req.headers.cookie ?? '');
           serveIgnoringRange(req, res, media);
+        } else if (p === '/throttled/v480.mp4') {
+          if (throttled.refusing) {
+            throttled.refused++;
+            res.writeHead(429, { 'content-type': 'text/plain', 'retry-after': '60' }).end('Too Many Requests');
+          } else {
+            throttled.served++;
+            serveIgnoringRange(req, res, media);
+          }
         } else if (p === '/slow-platform/v480.mp4') {
           slow.active++;
           slow.peak = Math.max(slow.peak, slow.active);
@@ -61,7 +73,7 @@ describe('platforms end to end: the source proxy, cookies per site, per-platform
     port = Number(new URL(fx.url('/')).port);
     up = await startConnectProxy('fetcher:pr0xy pass');
     rx = await startReceiver();
-    s = await startServeStack({ name: 'platforms', plan: 'enterprise', env: { SOURCE_PROXY_URL: up.url, PLATFORM_CONCURRENCY: `127.0.0.1=${CAP}` } });
+    s = await startServeStack({ name: 'platforms', plan: 'enterprise', env: { SOURCE_PROXY_URL: up.url, PLATFORM_CONCURRENCY: `127.0.0.1=${CAP}`, PLATFORM_BREAKER_THRESHOLD: String(THRESHOLD), PLATFORM_BREAKER_PROBE_SECONDS: '3', METRICS_TOKEN } });
   });
   after(async () => {
     await s?.stop();
@@ -137,5 +149,46 @@ describe('platforms end to end: the source proxy, cookies per site, per-platform
     assert.ok(slow.served >= 6, `the platform served ${slow.served} requests`);
     assert.ok(slow.peak <= CAP, `the platform saw ${slow.peak} requests at once`);
     assert.equal(slow.peak, CAP, 'the cap was reached: the jobs did run side by side');
+  });
+
+  it(`a platform answering 429 to everything: after ${THRESHOLD} refusals its jobs wait pending (none fails), /readyz, /metrics and the log name it; recovered, they all complete, charged once`, async () => {
+    const source = `http://localhost:${port}/throttled/v480.mp4`;
+    const balance = async () => (await s.api('GET', '/v1/account')).body.balance as number;
+    const before = await balance();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await s.api('POST', i % 2 ? '/v1/fingerprint' : '/v1/download', { url: source });
+      assert.equal(res.status, 202, JSON.stringify(res.body));
+      ids.push(res.body.job_id as string);
+    }
+    const ready = async () => {
+      const res = await fetch(`${s.base}/readyz`);
+      return { status: res.status, body: (await res.json()) as { status: string; platforms: { platform: string; reason: string | null }[] } };
+    };
+    const degraded = await waitFor('/readyz naming the refusing platform', async () => {
+      const r = await ready();
+      return r.body.platforms.length ? r : undefined;
+    }, 180_000, 500);
+    assert.equal(degraded.status, 200, 'a refusing platform degrades the service; it is still ready');
+    assert.equal(degraded.body.status, 'degraded');
+    assert.deepEqual(degraded.body.platforms.map((p) => p.platform), ['localhost']);
+    assert.match(degraded.body.platforms[0]!.reason ?? '', /too many requests/);
+    const metrics = await (await fetch(`${s.base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    assert.match(metrics, /^mediasvc_platform_breaker_open\{platform="localhost"\} 1$/m);
+    assert.match(fs.readFileSync(path.join(s.dataDir, 'serve.log'), 'utf8'), /platform localhost is refusing requests/);
+
+    // while it refuses, the jobs wait pending and only probes reach the platform
+    const refusedAtOpen = throttled.refused;
+    await new Promise((r) => setTimeout(r, 10_000));
+    const waiting = await Promise.all(ids.map(async (id) => (await s.api('GET', `/v1/jobs/${id}`)).body.status as string));
+    assert.deepEqual(waiting, Array(5).fill('pending'), 'every job waits, none failed');
+    assert.ok(throttled.refused - refusedAtOpen <= 8, `${throttled.refused - refusedAtOpen} requests reached the refusing platform in 10 s: only probes should`);
+
+    throttled.refusing = false;
+    const done = await Promise.all(ids.map((id) => s.waitJob(id, 300_000)));
+    assert.deepEqual(done.map((j) => j.status), Array(5).fill('completed'), JSON.stringify(done.map((j) => j.error_message)));
+    const after = await ready();
+    assert.deepEqual([after.status, after.body.status, after.body.platforms], [200, 'ok', []]);
+    assert.equal(await balance(), before - 5, 'each job was charged once and refunded nothing');
   });
 });

@@ -1,6 +1,7 @@
 // The queue table: every task queue, declared once with its activities and default concurrency.
 // Workers are built from it (workers/workers.ts); workflows proxy activities by the types it gives.
 // A queue's activities are its shared steps (activities/) and the operations' own (the registry's).
+import { createPlatformActivities } from '../platforms/breaker.activities';
 import os from 'node:os';
 import type { MikroORM } from '@mikro-orm/core';
 import { createJobLifecycleActivities } from '../jobs/lifecycle.activities';
@@ -79,6 +80,7 @@ export const QUEUE_TABLE = {
       ...createJobLifecycleActivities({ orm: database(d), storage: d.storage, config: d.config }),
       ...createWebhookActivities({ orm: database(d), config: d.config }),
       ...createMaintenanceActivities({ orm: database(d), storage: d.storage, startJob: d.startJob }),
+      ...createPlatformActivities({ orm: database(d), config: d.config }),
     }),
   },
   webhooks: {

@@ -5,7 +5,7 @@ import { ActivityFailure, ApplicationFailure, defaultPayloadConverter, TimeoutFa
 import { temporal } from '@temporalio/proto';
 import { InfoError, jobWorkflowId, type Orchestrator } from '../jobs/orchestrator';
 import { dependencyFault } from '../lib/dependency-faults';
-import { userFailureKind } from '../lib/job-failure';
+import { PLATFORM_REFUSED_TYPE, userFailureKind } from '../lib/job-failure';
 import type { ProgressDetails } from '../jobs/types';
 import { accountPriority } from '../lib/plans';
 import { TASK_QUEUES } from '../lib/queues';
@@ -205,7 +205,7 @@ function toInfoError(err: unknown): InfoError {
   let cur: unknown = err instanceof WorkflowFailedError ? err.cause : err;
   while (cur instanceof ActivityFailure && cur.cause) cur = cur.cause;
   if (cur instanceof ApplicationFailure) {
-    return new InfoError(userFailureKind(cur.type) ?? 'failed', cur.message);
+    return new InfoError(cur.type === PLATFORM_REFUSED_TYPE ? 'refused' : (userFailureKind(cur.type) ?? 'failed'), cur.message);
   }
   if (cur instanceof TimeoutFailure || (err instanceof WorkflowFailedError && /timed out/i.test(err.message))) {
     return new InfoError('timeout', 'Reading the source metadata took too long');

@@ -8,7 +8,7 @@ import type { OperationActivities } from '../operations/registry';
 type Plan = { [Q in TaskQueue]: readonly (keyof QueueActivities<Q> & string)[] };
 
 export const ACTIVITY_PLAN = {
-  control: ['markProcessing', 'claimRunningSlot', 'jobsDueASlot', 'completeJob', 'failJob', 'planJobEvent', 'attemptDelivery', 'recordLostAttempt', 'deliveryTargetActive', 'startStrandedJobs', 'sweepExpiredOutputs', 'grantMonthlyCredits'],
+  control: ['markProcessing', 'claimRunningSlot', 'jobsDueASlot', 'completeJob', 'failJob', 'planJobEvent', 'attemptDelivery', 'recordLostAttempt', 'deliveryTargetActive', 'startStrandedJobs', 'sweepExpiredOutputs', 'grantMonthlyCredits', 'platformTurn', 'platformRefused', 'platformWorked'],
   'media-info': ['readInfo'],
   'media-fetch': ['readInfo', 'probeSource', 'downloadSource', 'fetchSource', 'resolveSource', 'fetchTextSource'],
   // only operations' own steps run here (operations/<name>/activities.ts)

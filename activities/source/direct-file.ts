@@ -42,6 +42,7 @@ export async function fetchDirectFile(deps: DirectDeps, input: DownloadSourceInp
     if (err instanceof EgressRefusedError) throw refusalFailure(err);
     if (err instanceof DirectMediaError && err.reason === 'too_large') throw overLimit(tooLargeMessage(limits));
     // a 4xx is the source's answer, not a passing fault
+    if (err instanceof DirectMediaError && err.status === 429) throw JobFailure.refused('The platform is refusing requests from this service for now (too many requests)');
     if (err instanceof DirectMediaError && err.status !== undefined && err.status >= 400 && err.status < 500) throw JobFailure.user('unavailable', `The source is not available: ${err.message}`);
     throw JobFailure.tool('download', `Downloading the source failed: ${(err as Error).message}`);
   } finally {

@@ -38,7 +38,7 @@ export interface CommentsResult {
   comments: Comment[];
 }
 
-export type CommentsErrorKind = 'unsupported' | 'unavailable' | 'rejected' | 'failed';
+export type CommentsErrorKind = 'unsupported' | 'unavailable' | 'rejected' | 'refused' | 'failed';
 
 /** A provider failure, classified like YtDlpError: unsupported, unavailable and rejected (egress refused) are the user's, failed may be retried. */
 export class CommentsError extends Error {

@@ -76,7 +76,8 @@ export interface YtDlpInfo {
   _type?: string;
 }
 
-export type YtDlpErrorKind = 'unsupported' | 'unavailable' | 'filtered' | 'failed';
+/** `refused`: the platform turned the service away (rate limit, sign-in or bot check), whatever the video. */
+export type YtDlpErrorKind = 'unsupported' | 'unavailable' | 'filtered' | 'refused' | 'failed';
 
 /** A yt-dlp failure, classified so callers can tell user errors from transient ones. */
 export class YtDlpError extends Error {
@@ -346,6 +347,8 @@ export function classify(stderr: string, url: string): YtDlpError {
     return make('unsupported', `No platform handler supports ${url}: it is not a video page, a playlist of one video, or a media file`);
   }
   const http = /HTTP Error (\d{3})/.exec(line);
+  if (http?.[1] === '429' || /too many requests|rate[- ]limit/i.test(line)) return make('refused', 'The platform is refusing requests from this service for now (too many requests)');
+  if (/confirm you.?re not a (bot|robot)|sign in to confirm|captcha|are you a robot/i.test(line)) return make('refused', 'The platform is refusing requests from this service for now (it asks to sign in to prove it is not a bot)');
   if (http && http[1]!.startsWith('4')) return make('unavailable', `The source is not available: the site answered HTTP ${http[1]}${HTTP_REASON[http[1]!] ? ` (${HTTP_REASON[http[1]!]})` : ''}`);
   if (/Video unavailable|Private video|removed|not available|does not exist/i.test(line)) return make('unavailable', `The source is not available: ${line.replace(/^[^:]*?:\s*/, '')}`);
   if (/fragment \d+ not found/i.test(line)) return make('unavailable', 'The source is incomplete: part of the stream could not be fetched');
