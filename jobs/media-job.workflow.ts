@@ -64,7 +64,7 @@ export async function mediaJobWorkflow(input: MediaJobInput): Promise<JobEnd> {
         if (!refusal) throw err;
         // the platform refused the service, not this video: back to pending to wait for it (its
         // running slot to the account's next job), counted against the platform's breaker
-        waitingSince ??= Date.now();
+        waitingSince ??= workflowNow();
         const state = await steps.platformRefused({ jobId: input.jobId, platform: platform!, reason: refusal, waitingSince });
         if (state.expired) throw waitedTooLong(platform!, refusal, waitingSince);
         setStatus('pending');
@@ -123,7 +123,7 @@ async function waitForRunningSlot(steps: JobSteps, jobId: string): Promise<void>
  * PLATFORM_BREAKER_MAX_WAIT_SECONDS fails the job (refunded) saying the platform refuses requests.
  */
 async function waitForPlatform(steps: JobSteps, jobId: string, platform: string, since: number | null): Promise<{ tracked: boolean }> {
-  const waitingSince = since ?? Date.now();
+  const waitingSince = since ?? workflowNow();
   for (let waited = since !== null; ; waited = true) {
     const turn = await steps.platformTurn({ jobId, platform, waitingSince, waited });
     if (turn.go) return { tracked: turn.tracked };
@@ -132,9 +132,14 @@ async function waitForPlatform(steps: JobSteps, jobId: string, platform: string,
   }
 }
 
+/** Workflow time in ms: in the workflow sandbox `Date` is the history's deterministic clock, not the wall's. */
+function workflowNow(): number {
+  return new Date().getTime();
+}
+
 /** The failure of a job that waited for its platform as long as it may. */
 function waitedTooLong(platform: string, reason: string, waitingSince: number): ApplicationFailure {
-  const minutes = Math.max(1, Math.round((Date.now() - waitingSince) / 60_000));
+  const minutes = Math.max(1, Math.round((workflowNow() - waitingSince) / 60_000));
   const why = /\(([^)]*)\)$/.exec(reason)?.[1] ?? 'it refuses requests';
   return ApplicationFailure.create({
     message: `${platform} is refusing requests from this service (${why}); the job waited ${minutes} minute${minutes === 1 ? '' : 's'} for it and its credits were refunded. Try again later`,
