@@ -8,6 +8,7 @@ import { diskReadiness } from '../lib/disk-space';
 import { DomainError } from '../lib/errors';
 import { log } from '../lib/logger';
 import { openBreakers } from '../platforms/breaker.repository';
+import { currentYtdlp } from '../engines/ytdlp/current-version';
 import { httpDuration, httpRequests, METRICS_CONTENT_TYPE, metricsText } from '../lib/metrics';
 import type { ApiDeps, ApiState } from './context';
 import { json, registry } from './openapi';
@@ -61,6 +62,7 @@ const ReadySchema = z.object({
   temporal: z.string().meta({ description: '"ok", or why the Temporal frontend is not reachable' }),
   storage: z.string().meta({ description: '"ok", or why the bucket (STORAGE=s3) does not answer; always "ok" with local storage' }),
   disk: z.string().meta({ description: '"ok", or how little space is left under DATA_DIR (below MIN_FREE_DISK_MB new steps wait)' }),
+  yt_dlp: z.string().meta({ description: 'The yt-dlp version new steps use (mediasvc tools yt-dlp update changes it without a restart)' }),
   platforms: z
     .array(
       z.object({
@@ -110,7 +112,7 @@ export function operatorRoutes(deps: Pick<ApiDeps, 'orm' | 'orchestrator' | 'con
     const ok = database === 'ok' && temporal === 'ok' && storage === 'ok' && disk === 'ok';
     const platforms = database === 'ok' ? await openBreakers(deps.orm.em.fork()).catch(() => []) : [];
     ctx.status = ok ? 200 : 503;
-    ctx.body = { status: ok ? (platforms.length ? 'degraded' : 'ok') : 'unavailable', database, temporal, storage, disk, platforms };
+    ctx.body = { status: ok ? (platforms.length ? 'degraded' : 'ok') : 'unavailable', database, temporal, storage, disk, yt_dlp: currentYtdlp(deps.config).version, platforms };
   });
   router.get('/metrics', async (ctx) => {
     const token = deps.config.metricsToken;

@@ -18,6 +18,8 @@ import { isTaskQueue, TASK_QUEUES, type TaskQueue } from '../lib/queues';
 import { startApi, startMetricsServer, startWorkerProcess, startWorkers, stopWithParent, temporalAddress } from './runtime';
 import { QUEUE_TABLE } from '../workers/queues';
 import { CookieFileError, processCookieStore } from '../engines/ytdlp/site-cookies';
+import { currentYtdlp } from '../engines/ytdlp/current-version';
+import { rollbackYtdlp, updateYtdlp, YtdlpUpdateError } from '../engines/ytdlp/versions';
 
 // glibc read MALLOC_ARENA_MAX at start; children (ffmpeg, yt-dlp, Whisper) run with glibc's default,
 // but a worker process of ours is the service's own and keeps one arena
@@ -53,6 +55,13 @@ Dashboard (/dashboard):
   accounts login-link ACCOUNT    prints a one-time sign-in URL on its last line (valid 15 minutes)
   accounts owner ACCOUNT [--email OWNER_EMAIL]
                                  shows or sets the email the owner signs in with
+
+yt-dlp without a release (YTDLP_TOOLS_DIR; run it where the media workers run):
+  tools yt-dlp update [--version V]
+                                 installs V (default: PyPI's newest), checks it on built-in fixtures and
+                                 makes it current for the next step; a failing check keeps the old one (exit 1)
+  tools yt-dlp rollback          back to the version in use before the last update
+  tools yt-dlp status            the version in use, and the earlier ones kept
 
 Cookies per site (for yt-dlp, only on that site's sources; sealed with the secrets key):
   cookies set --site SITE FILE   a Netscape cookie file (- for standard input); other sites' cookies are left out
@@ -206,7 +215,7 @@ async function serve(config: Config, withApi: boolean, queues: TaskQueue[]): Pro
   log.info('mediasvc stopped');
 }
 
-const SUBCOMMANDS = new Set(['accounts', 'keys', 'secrets', 'cookies']);
+const SUBCOMMANDS = new Set(['accounts', 'keys', 'secrets', 'cookies', 'tools']);
 
 /** `cookies set|list|delete`: a site's cookies for yt-dlp, sealed in COOKIES_DIR; values are never printed. */
 function siteCookies(config: Config, sub: string | undefined, required: (v: string | undefined, what: string) => string, site: string | undefined, file: string | undefined): void {
@@ -232,6 +241,32 @@ function siteCookies(config: Config, sub: string | undefined, required: (v: stri
   }
 }
 
+/** `tools yt-dlp update|rollback|status`: yt-dlp versions without a release; an update that fails its self-check exits 1, the old version still in use. */
+async function ytdlpTool(config: Config, action: string | undefined, version: string | undefined): Promise<void> {
+  try {
+    if (action === 'update') {
+      const out = await updateYtdlp(config, version, (line) => console.log(line));
+      if (out.rolledBack) {
+        console.log(`yt-dlp ${out.to} failed its self-check; still using ${out.rolledBack.kept}: ${out.rolledBack.reason}`);
+        process.exitCode = 1;
+      } else {
+        console.log(out.from === out.to ? `yt-dlp ${out.to} is already in use` : `yt-dlp ${out.from} -> ${out.to}: the next step uses it`);
+      }
+    } else if (action === 'rollback') {
+      const out = rollbackYtdlp(config);
+      console.log(`yt-dlp ${out.from} -> ${out.to}: the next step uses it`);
+    } else if (action === 'status') {
+      const now = currentYtdlp(config);
+      console.log([`yt-dlp ${now.version}`, now.managed ? `installed in ${config.ytdlpToolsDir}` : `from ${config.ytdlpPath}`, `earlier: ${now.previous.join(', ') || 'none'}`].join('\t'));
+    } else {
+      throw new UsageError(`unknown yt-dlp action ${action ?? ''}: update [--version V], rollback or status`);
+    }
+  } catch (err) {
+    if (err instanceof YtdlpUpdateError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   const [cmd, sub, ...rest] = argv;
   const config = loadConfig();
@@ -248,6 +283,7 @@ async function main(argv: string[]): Promise<void> {
       rotate: { type: 'boolean' },
       email: { type: 'string' },
       site: { type: 'string' },
+      version: { type: 'string' },
       'new-key': { type: 'boolean' },
       'forget-previous': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -334,6 +370,9 @@ async function main(argv: string[]): Promise<void> {
           throw new UsageError(`unknown keys command ${sub ?? ''}`);
         }
       });
+    case 'tools':
+      if (sub !== 'yt-dlp') throw new UsageError(`unknown tool ${sub ?? ''}: tools yt-dlp update|rollback|status`);
+      return ytdlpTool(config, positionals[0], values.version);
     case 'cookies':
       return siteCookies(config, sub, need, values.site, positionals[0]);
     case 'secrets':
@@ -344,7 +383,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).then(
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0),
   (err: unknown) => {
     if (err instanceof UsageError) {
       console.error(`mediasvc: ${err.message}\nRun 'bin/mediasvc --help' for usage.`);

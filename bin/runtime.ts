@@ -14,7 +14,8 @@ import { createSpeechServices } from '../engines/speech/services';
 import { openStorage } from '../engines/open-storage';
 import type { Config } from '../lib/config';
 import { log } from '../lib/logger';
-import { METRICS_CONTENT_TYPE, metricsText, setBacklogReader, setDiskReader, setJobsByPlanReader, setPlatformBreakerReader } from '../lib/metrics';
+import { METRICS_CONTENT_TYPE, metricsText, setBacklogReader, setDiskReader, setJobsByPlanReader, setPlatformBreakerReader, setYtdlpVersionReader } from '../lib/metrics';
+import { currentYtdlp } from '../engines/ytdlp/current-version';
 import { openBreakers } from '../platforms/breaker.repository';
 import { FileLinks } from '../lib/file-links';
 import type { TaskQueue } from '../lib/queues';
@@ -97,6 +98,7 @@ export async function startApi(config: Config, orm: MikroORM, address: string): 
   setBacklogReader(taskQueueBacklog(client));
   setJobsByPlanReader(() => jobCountsByPlan(orm.em.fork()));
   setPlatformBreakerReader(() => openBreakers(orm.em.fork()));
+  setYtdlpVersionReader(() => currentYtdlp(config).version);
   setDiskReader(config.dataDir, config.minFreeDiskMb * 2 ** 20);
   const dispatcher = new JobDispatcher(orchestrator, { log: (msg, err) => log.warn({ err: err instanceof Error ? err.message : String(err) }, msg) });
   const app = createApp({

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { ApiDeps, ApiState } from '../api/context';
 import { errorResponses, json, registry } from '../api/openapi';
 import { languagesOverview } from '../engines/speech/capabilities';
+import { currentYtdlp } from '../engines/ytdlp/current-version';
 
 const LanguagesSchema = z
   .object({
@@ -19,6 +20,9 @@ const LanguagesSchema = z
       pair_count: z.number().int(),
       targets_from_any_speech: z.array(z.string()),
     }),
+    tools: z.object({
+      yt_dlp: z.string().meta({ description: 'The yt-dlp version new steps read sources with (operators update it without a release: mediasvc tools yt-dlp update)' }),
+    }),
   })
   .meta({ id: 'Languages' });
 
@@ -33,7 +37,7 @@ registry.registerPath({
 export function languagesRoutes(deps: ApiDeps): Router<ApiState> {
   const router = new Router<ApiState>();
   router.get('/v1/languages', (ctx) => {
-    ctx.body = languagesOverview(deps.speech) satisfies z.infer<typeof LanguagesSchema>;
+    ctx.body = { ...languagesOverview(deps.speech), tools: { yt_dlp: currentYtdlp(deps.config).version } } satisfies z.infer<typeof LanguagesSchema>;
   });
   return router;
 }

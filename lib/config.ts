@@ -54,6 +54,8 @@ const EnvSchema = z.object({
   MAX_SOURCE_PIXELS: z.coerce.number().int().positive().default(DEFAULT_MAX_SOURCE_PIXELS),
   ALLOW_LIVE: flag,
   YTDLP_PATH: z.string().optional(),
+  YTDLP_TOOLS_DIR: z.string().optional(),
+  YTDLP_AUTO_UPDATE: z.enum(['off', 'daily']).default('off'),
   YTDLP_PLUGIN_DIRS: z.string().optional(),
   FFMPEG_PATH: z.string().default('ffmpeg'),
   FFPROBE_PATH: z.string().default('ffprobe'),
@@ -146,6 +148,10 @@ export type Config = {
   maxSourcePixels: number;
   allowLive: boolean;
   ytdlpPath: string;
+  /** Versions installed by `mediasvc tools yt-dlp update`, and which is current (YTDLP_TOOLS_DIR, default DATA_DIR/tools/yt-dlp). */
+  ytdlpToolsDir: string;
+  /** YTDLP_AUTO_UPDATE=daily: a Temporal Schedule runs the update each day (a version failing its self-check is never used). */
+  ytdlpAutoUpdate: 'off' | 'daily';
   /** Extra yt-dlp plugin folders (`--plugin-dirs`), from YTDLP_PLUGIN_DIRS (path-delimiter separated). */
   ytdlpPluginDirs: string[];
   ffmpegPath: string;
@@ -267,6 +273,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxSourcePixels: e.MAX_SOURCE_PIXELS,
     allowLive: e.ALLOW_LIVE,
     ytdlpPath: e.YTDLP_PATH ?? path.join(projectRoot, '.venv/bin/yt-dlp'),
+    ytdlpToolsDir: path.resolve(e.YTDLP_TOOLS_DIR || path.join(dataDir, 'tools', 'yt-dlp')),
+    ytdlpAutoUpdate: e.YTDLP_AUTO_UPDATE,
     ytdlpPluginDirs: (e.YTDLP_PLUGIN_DIRS ?? '').split(path.delimiter).filter(Boolean).map((d) => path.resolve(d)),
     ffmpegPath: e.FFMPEG_PATH,
     ffprobePath: e.FFPROBE_PATH,

@@ -68,6 +68,12 @@ export function setPlatformBreakerReader(read: () => Promise<{ platform: string 
   setBreakerRows(async () => (await read()).map((r) => ({ labels: { platform: r.platform }, value: 1 })));
 }
 
+const setYtdlpRows = readGauge('mediasvc_ytdlp_info', 'The yt-dlp version new steps use (1), from mediasvc tools yt-dlp update or YTDLP_PATH', ['version'] as const);
+/** Where the yt-dlp version gauge reads from. */
+export function setYtdlpVersionReader(read: () => string): void {
+  setYtdlpRows(async () => [{ labels: { version: read() }, value: 1 }]);
+}
+
 const setDiskRows = readGauge('mediasvc_disk_free_bytes', 'Free space under DATA_DIR, bytes', [] as const);
 const setDiskLowRows = readGauge('mediasvc_disk_low', '1 while free space under DATA_DIR is below MIN_FREE_DISK_MB (new steps wait), else 0', [] as const);
 /** The disk gauges of a process that writes under DATA_DIR. */

@@ -196,7 +196,9 @@ describe('operability: search attributes, metrics, logs and health on a live ser
     assert.equal(health.headers.get('x-ratelimit-limit'), null);
     const ready = await fetch(`${s.base}/readyz`);
     assert.equal(ready.status, 200);
-    assert.deepEqual(await ready.json(), { status: 'ok', database: 'ok', temporal: 'ok', storage: 'ok', disk: 'ok', platforms: [] });
+    const body = (await ready.json()) as { yt_dlp: string };
+    assert.match(body.yt_dlp, /^\d{4}\.\d{1,2}\.\d{1,2}/, 'the yt-dlp version in use');
+    assert.deepEqual(body, { status: 'ok', database: 'ok', temporal: 'ok', storage: 'ok', disk: 'ok', yt_dlp: body.yt_dlp, platforms: [] });
   });
 
   it('logs are JSON lines: access lines with request ids, a job\'s lifecycle with its job_id, and a 404 source (of a job and of GET /v1/info) without a stack trace or a warning', () => {

@@ -16,6 +16,9 @@ const SESSION = 'session=members-only-7f3a';
 const CAP = 2;
 const METRICS_TOKEN = 'platforms-metrics-token-0123';
 const THRESHOLD = 3;
+/** A yt-dlp release other than the pinned one, and one too old for the options the workers pass (its self-check fails). */
+const OTHER_YTDLP = '2026.10.21';
+const INCOMPATIBLE_YTDLP = '2024.12.13';
 
 describe('platforms end to end: the source proxy, cookies per site, per-platform concurrency (real serve)', function () {
   this.timeout(20 * 60_000);
@@ -73,7 +76,7 @@ describe('platforms end to end: the source proxy, cookies per site, per-platform
     port = Number(new URL(fx.url('/')).port);
     up = await startConnectProxy('fetcher:pr0xy pass');
     rx = await startReceiver();
-    s = await startServeStack({ name: 'platforms', plan: 'enterprise', env: { SOURCE_PROXY_URL: up.url, PLATFORM_CONCURRENCY: `127.0.0.1=${CAP}`, PLATFORM_BREAKER_THRESHOLD: String(THRESHOLD), PLATFORM_BREAKER_PROBE_SECONDS: '3', METRICS_TOKEN } });
+    s = await startServeStack({ name: 'platforms', plan: 'enterprise', env: { SOURCE_PROXY_URL: up.url, PLATFORM_CONCURRENCY: `127.0.0.1=${CAP}`, PLATFORM_BREAKER_THRESHOLD: String(THRESHOLD), PLATFORM_BREAKER_PROBE_SECONDS: '3', METRICS_TOKEN, LOG_LEVEL: 'debug' } });
   });
   after(async () => {
     await s?.stop();
@@ -149,6 +152,51 @@ describe('platforms end to end: the source proxy, cookies per site, per-platform
     assert.ok(slow.served >= 6, `the platform served ${slow.served} requests`);
     assert.ok(slow.peak <= CAP, `the platform saw ${slow.peak} requests at once`);
     assert.equal(slow.peak, CAP, 'the cap was reached: the jobs did run side by side');
+  });
+
+  it(`tools yt-dlp update installs ${OTHER_YTDLP} while info reads run (none fails) and the next reads use it; an incompatible version fails its self-check and is never used; rollback`, async function () {
+    const versionNow = async () => ((await (await fetch(`${s.base}/readyz`)).json()) as { yt_dlp: string }).yt_dlp;
+    const pinned = await versionNow();
+    assert.notEqual(pinned, OTHER_YTDLP);
+    const reads: number[] = [];
+    let reading = true;
+    const lanes = Array.from({ length: 3 }, async () => {
+      while (reading) reads.push((await s.api('GET', `/v1/info?url=${encodeURIComponent(fx.url('/watch/html5'))}`)).status);
+    });
+    let update: string[];
+    try {
+      update = await cli(s.env, 'tools', 'yt-dlp', 'update', '--version', OTHER_YTDLP);
+    } finally {
+      reading = false;
+      await Promise.all(lanes);
+    }
+    assert.match(update.join('\n'), new RegExp(`yt-dlp ${pinned.replace(/\./g, '\\.')} -> ${OTHER_YTDLP.replace(/\./g, '\\.')}`));
+    assert.ok(reads.length >= 3, `${reads.length} info reads ran during the update`);
+    assert.deepEqual(reads.filter((r) => r !== 200), [], `every info read during the update answered 200 (${reads.length})`);
+    assert.equal(await versionNow(), OTHER_YTDLP);
+    assert.equal(((await s.api('GET', '/v1/languages')).body.tools as { yt_dlp: string }).yt_dlp, OTHER_YTDLP);
+    const metrics = await (await fetch(`${s.base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    assert.match(metrics, new RegExp(`^mediasvc_ytdlp_info\\{version="${OTHER_YTDLP.replace(/\./g, '\\.')}"\\} 1$`, 'm'));
+    // the next read runs the new version (each probe logs the version that read it)
+    const logLines = () => fs.readFileSync(path.join(s.dataDir, 'serve.log'), 'utf8').split('\n').filter((l) => l.includes('yt-dlp read a source'));
+    const seenBefore = logLines().length;
+    assert.equal((await s.api('GET', `/v1/info?url=${encodeURIComponent(fx.url('/watch/og-twice'))}`)).status, 200);
+    const later = await waitFor('the next read logged', async () => (logLines().length > seenBefore ? logLines().slice(seenBefore) : undefined), 30_000);
+    assert.ok(later.every((l) => l.includes(`"yt_dlp":"${OTHER_YTDLP}"`)), later.join('\n'));
+
+    // a version that fails its self-check: exit 1, and the one in use stays
+    const failed = await cli(s.env, 'tools', 'yt-dlp', 'update', '--version', INCOMPATIBLE_YTDLP).then(
+      () => null,
+      (err: { code: number; stdout: string }) => err,
+    );
+    assert.ok(failed, 'the update of an incompatible version exits non-zero');
+    assert.equal(failed.code, 1);
+    assert.match(failed.stdout, new RegExp(`yt-dlp ${INCOMPATIBLE_YTDLP.replace(/\./g, '\\.')} failed its self-check; still using ${OTHER_YTDLP.replace(/\./g, '\\.')}`));
+    assert.equal(await versionNow(), OTHER_YTDLP);
+    assert.equal((await s.api('GET', `/v1/info?url=${encodeURIComponent(fx.url('/watch/html5'))}`)).status, 200);
+
+    assert.match((await cli(s.env, 'tools', 'yt-dlp', 'rollback')).join('\n'), new RegExp(`-> ${pinned.replace(/\./g, '\\.')}`));
+    assert.equal(await versionNow(), pinned);
   });
 
   it(`a platform answering 429 to everything: after ${THRESHOLD} refusals its jobs wait pending (none fails), /readyz, /metrics and the log name it; recovered, they all complete, charged once`, async () => {

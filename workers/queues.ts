@@ -1,6 +1,7 @@
 // The queue table: every task queue, declared once with its activities and default concurrency.
 // Workers are built from it (workers/workers.ts); workflows proxy activities by the types it gives.
 // A queue's activities are its shared steps (activities/) and the operations' own (the registry's).
+import { createToolUpdateActivities } from '../activities/source/tool-updates';
 import { createPlatformActivities } from '../platforms/breaker.activities';
 import os from 'node:os';
 import type { MikroORM } from '@mikro-orm/core';
@@ -130,7 +131,7 @@ export const QUEUE_TABLE = {
       const { config, storage } = deps;
       const egress = egressOf(deps);
       const ffmpeg = createFfmpegEngine(config);
-      const shared = createSourceActivities({ ytdlp: createYtDlpEngine(ytdlpOptionsOf(config)), ffmpeg, storage, egress, config });
+      const shared = { ...createSourceActivities({ ytdlp: createYtDlpEngine(ytdlpOptionsOf(config)), ffmpeg, storage, egress, config }), ...createToolUpdateActivities(config) };
       return { ...shared, ...operationActivities('media-fetch', { config, storage, ffmpeg, egress }, Object.keys(shared)) };
     },
   },

@@ -10,7 +10,7 @@ type Plan = { [Q in TaskQueue]: readonly (keyof QueueActivities<Q> & string)[] }
 export const ACTIVITY_PLAN = {
   control: ['markProcessing', 'claimRunningSlot', 'jobsDueASlot', 'completeJob', 'failJob', 'planJobEvent', 'attemptDelivery', 'recordLostAttempt', 'deliveryTargetActive', 'startStrandedJobs', 'sweepExpiredOutputs', 'grantMonthlyCredits', 'platformTurn', 'platformRefused', 'platformWorked'],
   'media-info': ['readInfo'],
-  'media-fetch': ['readInfo', 'probeSource', 'downloadSource', 'fetchSource', 'resolveSource', 'fetchTextSource'],
+  'media-fetch': ['readInfo', 'probeSource', 'downloadSource', 'fetchSource', 'resolveSource', 'fetchTextSource', 'updateYtdlp'],
   // only operations' own steps run here (operations/<name>/activities.ts)
   'media-process': [],
   // recognition, shared by transcribe and translate, and the subtitle tracks of downloads; their own steps are theirs (operations/<name>/activities.ts)

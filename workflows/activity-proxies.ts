@@ -75,3 +75,10 @@ export const mediaProcess = queueProxy('media-process', toolRun());
 
 /** CPU-bound speech (faster-whisper, Apertium); long sources take hours on small models. */
 export const mediaSpeech = queueProxy('media-speech', toolRun('6 hours'));
+
+/** The scheduled yt-dlp update where yt-dlp runs: an install from PyPI and a self-check, minutes at most. */
+export const toolUpdate = queueProxy('media-fetch', {
+  startToCloseTimeout: '20 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '1 minute', maximumAttempts: 2 },
+});

@@ -1,5 +1,6 @@
 // Housekeeping workflows, each started by a Temporal Schedule (workers/schedules.ts).
-import { control } from './activity-proxies';
+import type { UpdateOutcome } from '../engines/ytdlp/versions';
+import { control, toolUpdate } from './activity-proxies';
 
 /** Starts the workflows of jobs left pending (the transactional outbox's reconciler). */
 export async function reconcileJobsWorkflow(input: { olderThanSeconds: number }): Promise<{ checked: number; started: number }> {
@@ -14,4 +15,9 @@ export async function sweepStorageWorkflow(): Promise<{ filesRemoved: number }> 
 /** The monthly credit top-up of every account (1st of the month, 00:00 UTC). */
 export async function grantMonthlyCreditsWorkflow(): Promise<{ granted: number }> {
   return control.grantMonthlyCredits();
+}
+
+/** YTDLP_AUTO_UPDATE=daily: PyPI's newest yt-dlp, used only if it passes its self-check. */
+export async function updateYtdlpWorkflow(): Promise<UpdateOutcome> {
+  return toolUpdate.updateYtdlp();
 }

@@ -1,5 +1,5 @@
 import { runProcess } from '../child-process';
-import { classify, parseSingleVideoJson, YtDlpError, ytdlpInvocation, type YtDlpEngineOptions } from '../ytdlp/ytdlp.engine';
+import { classify, parseSingleVideoJson, YtDlpError, ytdlpBinary, ytdlpInvocation, type YtDlpEngineOptions } from '../ytdlp/ytdlp.engine';
 import {
   type Comment,
   CommentsError,
@@ -62,7 +62,7 @@ export function createYtDlpCommentsProvider(opts: YtDlpCommentsOptions): Comment
         '--',
         req.url,
       ];
-      const res = await runProcess(opts.binary, { ...invocation(req.proxyUrl, own), signal: req.signal });
+      const res = await runProcess(ytdlpBinary(opts), { ...invocation(req.proxyUrl, own), signal: req.signal });
       if (req.signal?.aborted) throw new CommentsError('failed', 'comment extraction cancelled');
       if (res.code !== 0) throw fromYtDlp(classify(res.stderr, req.url));
       let info: YtDlpCommentsInfo;

@@ -2,8 +2,10 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { runProcess } from '../child-process';
 import { projectRoot, type Config } from '../../lib/config';
+import { log } from '../../lib/logger';
 import { withoutInternals } from '../../lib/user-text';
 import { SANDBOX_BIN_DIR, sandboxEnv } from '../ffmpeg/input-policy';
+import { currentYtdlp } from './current-version';
 import { processCookieStore, type CookieStore } from './site-cookies';
 
 const SITE_DIR = path.join(projectRoot, 'engines', 'ytdlp', 'site');
@@ -137,7 +139,8 @@ export interface YtDlpEngine {
 }
 
 export interface YtDlpEngineOptions {
-  binary: string;
+  /** The program, or how to find it as each run starts (the current version after an update). */
+  binary: string | (() => string);
   /** The real ffmpeg and ffprobe, which yt-dlp runs through the sandbox wrappers (input-policy). */
   ffmpegPath: string;
   ffprobePath: string;
@@ -183,8 +186,13 @@ export function ytdlpInvocation(opts: Pick<YtDlpEngineOptions, 'binary' | 'ffmpe
 
 /** Runs the pinned yt-dlp as a child process with JSON output. */
 /** The engine's options from the service's settings. */
-export function ytdlpOptionsOf(config: Pick<Config, 'ytdlpPath' | 'ffmpegPath' | 'ffprobePath' | 'ytdlpPluginDirs' | 'maxSourcePixels' | 'cookiesDir' | 'secrets'>): YtDlpEngineOptions {
-  return { binary: config.ytdlpPath, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, pluginDirs: config.ytdlpPluginDirs, maxSourcePixels: config.maxSourcePixels, cookies: processCookieStore(config) };
+/** The program to run now. */
+export function ytdlpBinary(opts: Pick<YtDlpEngineOptions, 'binary'>): string {
+  return typeof opts.binary === 'function' ? opts.binary() : opts.binary;
+}
+
+export function ytdlpOptionsOf(config: Pick<Config, 'ytdlpPath' | 'ytdlpToolsDir' | 'ffmpegPath' | 'ffprobePath' | 'ytdlpPluginDirs' | 'maxSourcePixels' | 'cookiesDir' | 'secrets'>): YtDlpEngineOptions {
+  return { binary: () => currentYtdlp(config).binary, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, pluginDirs: config.ytdlpPluginDirs, maxSourcePixels: config.maxSourcePixels, cookies: processCookieStore(config) };
 }
 
 export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
@@ -205,8 +213,10 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
 
     async probe(url, { proxyUrl, signal, format, sort }) {
       const select = [...(format ? ['-f', format] : []), ...(sort ? ['-S', sort] : [])];
-      const res = await withCookies(url, (cookies) => runProcess(opts.binary, { ...invocation(proxyUrl, [...cookies, '--dump-single-json', ...select, '--', url]), signal }));
+      const res = await withCookies(url, (cookies) => runProcess(ytdlpBinary(opts), { ...invocation(proxyUrl, [...cookies, '--dump-single-json', ...select, '--', url]), signal }));
       if (res.code !== 0) throw classify(res.stderr, url);
+      // which yt-dlp read it: after an update, the next read says the new version
+      log.debug({ yt_dlp: /"_version":\s*\{\s*"version":\s*"([^"]+)"/.exec(res.stdout)?.[1] ?? 'unknown' }, 'yt-dlp read a source');
       return parseSingleVideoJson<YtDlpInfo>(res.stdout);
     },
 
@@ -244,7 +254,7 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
       // a probe's info JSON saves extracting the page a second time
       ...(req.infoJson ? ['--load-info-json', req.infoJson] : ['--', req.url]),
     ];
-    const res = await runProcess(opts.binary, {
+    const res = await runProcess(ytdlpBinary(opts), {
       ...invocation(req.proxyUrl, own),
       signal: req.signal,
       onLine: (line) => {
