@@ -1,5 +1,4 @@
 // Housekeeping workflows, each started by a Temporal Schedule (workers/schedules.ts).
-import type { UpdateOutcome } from '../engines/ytdlp/versions';
 import { control, toolUpdate } from './activity-proxies';
 
 /** Starts the workflows of jobs left pending (the transactional outbox's reconciler). */
@@ -18,6 +17,6 @@ export async function grantMonthlyCreditsWorkflow(): Promise<{ granted: number }
 }
 
 /** YTDLP_AUTO_UPDATE=daily: PyPI's newest yt-dlp, used only if it passes its self-check. */
-export async function updateYtdlpWorkflow(): Promise<UpdateOutcome> {
+export async function updateYtdlpWorkflow(): Promise<{ from: string; to: string; rolledBack?: { kept: string; reason: string } }> {
   return toolUpdate.updateYtdlp();
 }
