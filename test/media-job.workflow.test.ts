@@ -39,6 +39,8 @@ function mocks(overrides: { fetch?: Partial<SourceActivities>; process?: Partial
     planJobEvent: async () => ({ accountId: 'a', body: '{}', targets: [], scheduleMs: [0] }),
     ...overrides.control,
   });
+  // every job asks its platform's breaker first (platforms.e2e tests the breaker); here it is always closed
+  Object.assign(control, { platformTurn: async () => ({ go: true, probe: false, tracked: false }), platformRefused: async () => ({ open: false, retryInMs: 1000, expired: true }), platformWorked: async () => undefined });
   const fetch = rec<SourceActivities>({
     resolveSource: async () => ({ title: 'Fixture', duration: 4, sourceFile: 'download/source.mp4', media: null }),
     ...overrides.fetch,

@@ -3,6 +3,7 @@
 // fixture platform notes who connected (the test proxy connects out from 127.0.0.2) and how many
 // requests it had in flight at once.
 import assert from 'node:assert/strict';
+import { Client, Connection } from '@temporalio/client';
 import fs from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
@@ -76,7 +77,7 @@ describe('platforms end to end: the source proxy, cookies per site, per-platform
     port = Number(new URL(fx.url('/')).port);
     up = await startConnectProxy('fetcher:pr0xy pass');
     rx = await startReceiver();
-    s = await startServeStack({ name: 'platforms', plan: 'enterprise', env: { SOURCE_PROXY_URL: up.url, PLATFORM_CONCURRENCY: `127.0.0.1=${CAP}`, PLATFORM_BREAKER_THRESHOLD: String(THRESHOLD), PLATFORM_BREAKER_PROBE_SECONDS: '3', METRICS_TOKEN, LOG_LEVEL: 'debug' } });
+    s = await startServeStack({ name: 'platforms', plan: 'enterprise', env: { SOURCE_PROXY_URL: up.url, PLATFORM_CONCURRENCY: `127.0.0.1=${CAP}`, PLATFORM_BREAKER_THRESHOLD: String(THRESHOLD), PLATFORM_BREAKER_PROBE_SECONDS: '3', METRICS_TOKEN, LOG_LEVEL: 'debug', YTDLP_AUTO_UPDATE: 'daily' } });
   });
   after(async () => {
     await s?.stop();
@@ -197,6 +198,16 @@ describe('platforms end to end: the source proxy, cookies per site, per-platform
 
     assert.match((await cli(s.env, 'tools', 'yt-dlp', 'rollback')).join('\n'), new RegExp(`-> ${pinned.replace(/\./g, '\\.')}`));
     assert.equal(await versionNow(), pinned);
+
+    // YTDLP_AUTO_UPDATE=daily: a Temporal Schedule runs the same update on a media-fetch worker
+    const connection = await Connection.connect({ address: `127.0.0.1:${s.env.TEMPORAL_DEV_PORT}` });
+    try {
+      const schedule = await new Client({ connection }).schedule.getHandle('mediasvc-update-yt-dlp').describe();
+      assert.equal(schedule.action.type === 'startWorkflow' ? schedule.action.workflowType : '', 'updateYtdlpWorkflow');
+      assert.deepEqual(schedule.spec.calendars?.map((c) => [c.hour, c.minute]), [[[{ start: 4, end: 4, step: 1 }], [{ start: 17, end: 17, step: 1 }]]]);
+    } finally {
+      await connection.close();
+    }
   });
 
   it(`a platform answering 429 to everything: after ${THRESHOLD} refusals its jobs wait pending (none fails), /readyz, /metrics and the log name it; recovered, they all complete, charged once`, async () => {

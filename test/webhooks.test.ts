@@ -1,3 +1,4 @@
+import { createPlatformActivities } from '../platforms/breaker.activities';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import type http from 'node:http';
@@ -171,7 +172,7 @@ describe('webhooks', function () {
     before(async () => {
       env = await timeSkippingEnv();
       const webhookActs = createWebhookActivities({ orm: h.orm, config: h.config, now: () => env.currentTimeMs() });
-      const controlActs = createJobLifecycleActivities({ orm: h.orm, storage: h.storage, config: h.config });
+      const controlActs = { ...createJobLifecycleActivities({ orm: h.orm, storage: h.storage, config: h.config }), ...createPlatformActivities({ orm: h.orm, config: h.config }) };
       // job operations are mocked at the workflow boundary; everything about events is real
       const fetchMock = {
         probeSource: async (url: string) => {
