@@ -89,3 +89,9 @@ export async function openBreakers(em: EntityManager): Promise<OpenBreaker[]> {
   const rows = await em.find(PlatformBreaker, { openedAt: { $ne: null } }, { orderBy: { platform: 'asc' } });
   return rows.map((b) => ({ platform: b.platform, since: b.openedAt!.toISOString(), next_probe_at: b.nextProbeAt?.toISOString() ?? null, reason: b.lastReason }));
 }
+
+/** Platforms with a breaker row (refusals counted, or open). */
+export async function trackedPlatforms(em: EntityManager): Promise<Set<string>> {
+  const rows = await em.find(PlatformBreaker, {}, { fields: ['platform'] });
+  return new Set(rows.map((r) => r.platform));
+}
