@@ -23,10 +23,12 @@ describe('the job failure model', () => {
   });
 
   it('a wire type tells its kind, recorded histories included', () => {
-    assert.deepEqual(['UnsupportedUrl', 'SourceUnavailable', 'SourceRejected', 'YtDlpFailed', 'DirectDownloadFailed', 'CommentsFailed', 'FfmpegFailed', 'JobMissing', null].map(failureKindOf), ['unsupported', 'unavailable', 'rejected', 'tool', 'tool', 'tool', 'tool', 'internal', 'internal']);
+    assert.deepEqual(['UnsupportedUrl', 'SourceUnavailable', 'SourceRejected', 'PlatformRefused', 'YtDlpFailed', 'DirectDownloadFailed', 'CommentsFailed', 'FfmpegFailed', 'JobMissing', null].map(failureKindOf), ['unsupported', 'unavailable', 'rejected', 'unavailable', 'tool', 'tool', 'tool', 'tool', 'internal', 'internal']);
     assert.equal(userFailureKind('SourceRejected'), 'rejected');
     assert.equal(userFailureKind('YtDlpFailed'), null);
-    assert.deepEqual(NON_RETRYABLE_FAILURE_TYPES.sort(), ['SourceRejected', 'SourceUnavailable', 'UnsupportedUrl']);
+    // a platform's refusal is not retried by the step: the job's workflow waits for the platform instead
+    assert.equal(userFailureKind('PlatformRefused'), null);
+    assert.deepEqual(NON_RETRYABLE_FAILURE_TYPES.sort(), ['PlatformRefused', 'SourceRejected', 'SourceUnavailable', 'UnsupportedUrl']);
   });
 });
 
