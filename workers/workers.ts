@@ -17,6 +17,8 @@ import { QUEUE_TABLE, type QueueDeps, type QueueSpec } from './queues';
 import { workflowBundle } from './workflow-bundle';
 import { PlatformGate, usePlatformGate } from '../engines/egress/platform-gate';
 import { sourceRoutes, useSourceRoutes } from '../engines/egress/upstream-proxy';
+import { log } from '../lib/logger';
+import { redactedProxy } from '../lib/source-sites';
 
 export interface WorkerDeps {
   config: Config;
@@ -56,6 +58,8 @@ export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Prom
   sharp.cache(false);
   const routes = sourceRoutes(config.sourceProxy);
   useSourceRoutes(routes);
+  const proxies = Object.entries(config.sourceProxy.bySite).map(([site, href]) => `${site}: ${href ? redactedProxy(href) : 'direct'}`);
+  if (config.sourceProxy.default || proxies.length) log.info({ default: config.sourceProxy.default && redactedProxy(config.sourceProxy.default), sites: proxies }, 'source traffic goes through the configured proxies');
   usePlatformGate(new PlatformGate(config.platformConcurrency));
   const egress = queues.some((q) => QUEUE_TABLE[q].needsEgress) ? await processEgressProxy({ allowPrivate: config.allowPrivateNetwork, routes }) : undefined;
   const workers: Worker[] = [];

@@ -4,6 +4,7 @@
 // name, so its own DNS cannot lead a source anywhere the address policy forbids.
 import net from 'node:net';
 import tls from 'node:tls';
+import ipaddr from 'ipaddr.js';
 import { siteOf, type SourceProxySettings } from '../../lib/source-sites';
 
 /** Where source connections to a host go: straight out, or through a proxy. */
@@ -150,8 +151,8 @@ async function socks5Connect(socket: net.Socket, reader: HandshakeReader, proxy:
   } else if (method !== 0) {
     throw new Error(`the source proxy ${proxy.hostname} offers no authentication method this service speaks`);
   }
-  const family = net.isIP(address);
-  const addr = family === 4 ? Buffer.from([1, ...address.split('.').map(Number)]) : Buffer.concat([Buffer.from([4]), ipv6Bytes(address)]);
+  // ATYP 1 (IPv4) or 4 (IPv6), then the address's bytes
+  const addr = Buffer.from([net.isIP(address) === 4 ? 1 : 4, ...ipaddr.parse(address).toByteArray()]);
   const portBytes = Buffer.from([port >> 8, port & 0xff]);
   socket.write(Buffer.concat([Buffer.from([5, 1, 0]), addr, portBytes]));
   const reply = await reader.read((b) => {
@@ -161,19 +162,4 @@ async function socks5Connect(socket: net.Socket, reader: HandshakeReader, proxy:
     return b.length >= 4 + len + 2 ? 4 + len + 2 : 0;
   });
   if (reply[1] !== 0) throw new Error(`the source proxy ${proxy.hostname} could not connect: ${SOCKS_REPLIES[reply[1]!] ?? `SOCKS error ${reply[1]}`}`);
-}
-
-function ipv6Bytes(address: string): Buffer {
-  const [head = '', tail = ''] = address.split('::');
-  const parse = (part: string) => (part ? part.split(':') : []);
-  let groups = [...parse(head)];
-  const rest = parse(tail);
-  // an embedded IPv4 tail (::ffff:1.2.3.4) is two groups
-  const last = rest.length ? rest : groups;
-  const v4 = last.length && last[last.length - 1]!.includes('.') ? last.pop()!.split('.').map(Number) : null;
-  if (v4) last.push(((v4[0]! << 8) | v4[1]!).toString(16), ((v4[2]! << 8) | v4[3]!).toString(16));
-  groups = address.includes('::') ? [...groups, ...Array<string>(8 - groups.length - rest.length).fill('0'), ...rest] : groups;
-  const out = Buffer.alloc(16);
-  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16) || 0, i * 2));
-  return out;
 }
