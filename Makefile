@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: help tools build run test test-fast test-noisy-neighbour lint lint-layers deps-graph clean bench bench-speech bench-speakers bench-media soak
+.PHONY: help tools build run test test-fast test-container image test-noisy-neighbour lint lint-layers deps-graph clean bench bench-speech bench-speakers bench-media soak
 
 help:
 	@echo "make run    start API + workers + embedded Temporal (data in ./data)"
@@ -12,6 +12,8 @@ help:
 	@echo "make build  compile TypeScript into dist/"
 	@echo "make lint   eslint, and the layers checked by dependency-cruiser (make deps-graph draws them)"
 	@echo "make bench  product against bare tools and peers (starts its own stack); bench-media, bench-speakers: some of its rows; bench-speech: transcription against bare faster-whisper"
+	@echo "make image  build the container image with podman (localhost/mediasvc:latest; docs/container.md)"
+	@echo "make test-container  build the image and run compose.yaml and compose.scale-out.yaml with podman (root; not part of make test)"
 	@echo "make soak   60 minutes of mixed load on the embedded default, then memory, fds, DATA_DIR, latency, 5xx and ledger checks"
 
 tools:
@@ -44,6 +46,17 @@ test-fast: build
 
 clean:
 	rm -rf dist
+
+# The container image (Dockerfile) with podman; the base image is made from Debian's packages when
+# no registry has it (scripts/container/build-image.sh).
+image:
+	@bash scripts/container/install-podman.sh
+	@bash scripts/container/build-image.sh
+
+# The image and both compose files, built and run with podman (docs/container.md); make test does not run it.
+test-container: build
+	@bash scripts/container/install-podman.sh
+	@npx mocha --no-config --require dist/test/setup.js --timeout 3600000 --exit 'dist/test/container/embedded.container.js' 'dist/test/container/scale-out.container.js'
 
 # Realtime factors of the transcribe job (end to end) vs bare faster-whisper, per installed model.
 bench-speech: build

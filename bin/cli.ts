@@ -19,6 +19,7 @@ import { startApi, startMetricsServer, startWorkerProcess, startWorkers, stopWit
 import { QUEUE_TABLE } from '../workers/queues';
 import { CookieFileError, processCookieStore } from '../engines/ytdlp/site-cookies';
 import { currentYtdlp } from '../engines/ytdlp/current-version';
+import { createBucket } from '../engines/open-storage';
 import { rollbackYtdlp, updateYtdlp, YtdlpUpdateError } from '../engines/ytdlp/versions';
 
 // glibc read MALLOC_ARENA_MAX at start; children (ffmpeg, yt-dlp, Whisper) run with glibc's default,
@@ -39,6 +40,7 @@ Run:
   api                            the HTTP API only (needs TEMPORAL_ADDRESS or a running serve)
   worker --queues Q1,Q2          workers for the given queues: ${TASK_QUEUES.join(', ')}
   migrate                        apply database migrations
+  storage create-bucket          make S3_BUCKET when it is missing (STORAGE=s3; compose.scale-out.yaml runs it)
 
 Accounts and credits:
   accounts create --name N --plan ${PLAN_NAMES.join('|')} [--email OWNER_EMAIL]
@@ -215,7 +217,7 @@ async function serve(config: Config, withApi: boolean, queues: TaskQueue[]): Pro
   log.info('mediasvc stopped');
 }
 
-const SUBCOMMANDS = new Set(['accounts', 'keys', 'secrets', 'cookies', 'tools']);
+const SUBCOMMANDS = new Set(['accounts', 'keys', 'secrets', 'cookies', 'tools', 'storage']);
 
 /** `cookies set|list|delete`: a site's cookies for yt-dlp, sealed in COOKIES_DIR; values are never printed. */
 function siteCookies(config: Config, sub: string | undefined, required: (v: string | undefined, what: string) => string, site: string | undefined, file: string | undefined): void {
@@ -373,6 +375,10 @@ async function main(argv: string[]): Promise<void> {
     case 'tools':
       if (sub !== 'yt-dlp') throw new UsageError(`unknown tool ${sub ?? ''}: tools yt-dlp update|rollback|status`);
       return ytdlpTool(config, positionals[0], values.version);
+    case 'storage':
+      if (sub !== 'create-bucket') throw new UsageError(`unknown storage command ${sub ?? ''}: storage create-bucket`);
+      console.log(await createBucket(config));
+      return;
     case 'cookies':
       return siteCookies(config, sub, need, values.site, positionals[0]);
     case 'secrets':

@@ -75,7 +75,7 @@ export async function temporalAddress(config: Config): Promise<{ address: string
   fs.mkdirSync(config.dataDir, { recursive: true });
   const logFile = path.join(config.dataDir, 'temporal.log');
   const dev = await superviseDevServer(
-    { cliPath: config.temporalCliPath, dbFile: path.join(config.dataDir, 'temporal.sqlite'), port: config.temporalDevPort, uiPort: config.temporalUiPort, logFile },
+    { cliPath: config.temporalCliPath, dbFile: path.join(config.dataDir, 'temporal.sqlite'), port: config.temporalDevPort, uiPort: config.temporalUiPort, uiIp: config.temporalUiIp, logFile },
     {
       onEvent: (e) => {
         if (e.kind === 'died') log.error({ code: e.code, signal: e.signal }, `the embedded Temporal server exited; starting it again on the same data (its log: ${logFile})`);

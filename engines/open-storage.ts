@@ -13,3 +13,12 @@ export async function openStorage(config: Pick<Config, 'filesDir' | 'workDir' | 
   await storage.verify();
   return storage;
 }
+
+/** `mediasvc storage create-bucket`: makes S3_BUCKET when it is missing; a message saying which. */
+export async function createBucket(config: Pick<Config, 'filesDir' | 'workDir' | 'uploadsDir' | 'storage' | 's3'>): Promise<string> {
+  if (config.storage !== 's3') return 'STORAGE is local: there is no bucket to create';
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const { S3Storage } = await import('./s3-storage');
+  const made = await new S3Storage(config, config.s3).createBucketIfMissing();
+  return `bucket ${config.s3.bucket} ${made ? 'created' : 'already there'}`;
+}

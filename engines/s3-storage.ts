@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Config } from '../lib/config';
@@ -36,6 +36,24 @@ export class S3Storage extends Storage {
       const status = err instanceof S3ServiceException ? err.$metadata.httpStatusCode : undefined;
       const why = status === 404 ? 'no such bucket' : status === 403 ? 'access denied to these credentials' : (err as Error).message || (err as Error).name;
       throw new Error(`bucket ${this.s3.bucket} not reachable ${where}: ${why}`);
+    }
+  }
+
+  /** Creates the bucket when it is missing (`mediasvc storage create-bucket`); true when it made it. */
+  async createBucketIfMissing(): Promise<boolean> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.s3.bucket }));
+      return false;
+    } catch (err) {
+      if (!(err instanceof S3ServiceException) || err.$metadata.httpStatusCode !== 404) throw err;
+    }
+    try {
+      await this.client.send(new CreateBucketCommand({ Bucket: this.s3.bucket }));
+      return true;
+    } catch (err) {
+      // another process made it in between
+      if (err instanceof S3ServiceException && (err.name === 'BucketAlreadyOwnedByYou' || err.name === 'BucketAlreadyExists')) return false;
+      throw err;
     }
   }
 

@@ -33,6 +33,7 @@ const EnvSchema = z.object({
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_UI_PORT: z.coerce.number().int().default(8233),
+  TEMPORAL_UI_IP: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),
   TEMPORAL_DEV_PORT: z.coerce.number().int().default(7233),
   DOWNLOAD_URL_TTL_MINUTES: z.coerce.number().positive().default(60),
   STORAGE: z.enum(['local', 's3']).default('local'),
@@ -131,6 +132,8 @@ export type Config = {
   temporalAddress: string | undefined;
   temporalNamespace: string;
   temporalUiPort: number;
+  /** Where the embedded dev server's Web UI listens (TEMPORAL_UI_IP; the image sets 0.0.0.0, while its gRPC port stays on loopback). */
+  temporalUiIp: string;
   temporalDevPort: number;
   downloadUrlTtlMinutes: number;
   allowPrivateNetwork: boolean;
@@ -255,6 +258,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalAddress: e.TEMPORAL_ADDRESS || undefined,
     temporalNamespace: e.TEMPORAL_NAMESPACE,
     temporalUiPort: e.TEMPORAL_UI_PORT,
+    temporalUiIp: e.TEMPORAL_UI_IP,
     temporalDevPort: e.TEMPORAL_DEV_PORT,
     downloadUrlTtlMinutes: e.DOWNLOAD_URL_TTL_MINUTES,
     allowPrivateNetwork: e.ALLOW_PRIVATE_NETWORK,

@@ -1,3 +1,3 @@
--- The service's own database, beside Temporal's (docker-compose.temporal.yml).
+-- The service's own database, beside Temporal's (compose.scale-out.yaml).
 CREATE USER mediasvc WITH PASSWORD 'mediasvc';
 CREATE DATABASE mediasvc OWNER mediasvc;

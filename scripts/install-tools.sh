@@ -113,7 +113,7 @@ if [ ! -x .tools/bin/temporal ] || [ "$(cat .tools/bin/.temporal-version 2>/dev/
 fi
 
 # Temporal server and its SQL schema tool: the scale-out test runs a cluster on PostgreSQL, as
-# docker-compose.temporal.yml does (the module needs Go 1.26.10; the go command fetches that toolchain).
+# container/temporal/Dockerfile does (the module needs Go 1.26.10; the go command fetches that toolchain).
 TEMPORAL_SERVER_VERSION=v1.32.2
 if [ ! -x .tools/bin/temporal-server ] || [ ! -x .tools/bin/temporal-sql-tool ] || [ "$(cat .tools/bin/.temporal-server-version 2>/dev/null)" != "$TEMPORAL_SERVER_VERSION" ]; then
   say "go install temporal server $TEMPORAL_SERVER_VERSION (a few minutes the first time)"

@@ -16,6 +16,8 @@ export interface DevServerOptions {
   port: number;
   uiPort: number;
   ip?: string;
+  /** Where the Web UI listens (default: `ip`). */
+  uiIp?: string;
   logFile?: string;
   /** More arguments for `temporal server start-dev`. */
   extraArgs?: string[];
@@ -82,7 +84,7 @@ async function startOnce(opts: DevServerOptions): Promise<DevServer> {
   const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
   const child = spawn(
     opts.cliPath,
-    ['server', 'start-dev', '--db-filename', opts.dbFile, '--ip', ip, '--port', String(opts.port), '--ui-port', String(opts.uiPort), '--log-level', 'warn', '--namespace', 'default', ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a.name}=${a.type}`]), ...FAIRNESS_DYNAMIC_CONFIG, ...HISTORY_CACHE_DYNAMIC_CONFIG, ...SQLITE_PRAGMAS, ...(opts.extraArgs ?? [])],
+    ['server', 'start-dev', '--db-filename', opts.dbFile, '--ip', ip, '--port', String(opts.port), '--ui-port', String(opts.uiPort), ...(opts.uiIp ? ['--ui-ip', opts.uiIp] : []), '--log-level', 'warn', '--namespace', 'default', ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a.name}=${a.type}`]), ...FAIRNESS_DYNAMIC_CONFIG, ...HISTORY_CACHE_DYNAMIC_CONFIG, ...SQLITE_PRAGMAS, ...(opts.extraArgs ?? [])],
     { stdio: ['ignore', out, out], env: { ...process.env, GOGC: process.env.GOGC ?? DEV_SERVER_GOGC } },
   );
   if (typeof out === 'number') fs.closeSync(out);

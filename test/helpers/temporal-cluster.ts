@@ -26,7 +26,7 @@ export interface TemporalCluster {
   stop(): Promise<void>;
 }
 
-/** The dynamic config operators give their cluster (docker-compose.temporal.yml mounts the same file). */
+/** The dynamic config operators give their cluster (compose.scale-out.yaml mounts the same file). */
 export const CLUSTER_DYNAMIC_CONFIG = path.join(projectRoot, 'scripts/temporal-dynamic-config.yaml');
 
 async function setUpSchema(pg: TestPostgres, database: string, schema: string): Promise<void> {
