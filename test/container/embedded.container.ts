@@ -14,9 +14,9 @@ import { wordErrorRate } from '../helpers/subtitles';
 import { ffprobe } from '../helpers/media';
 import { apiClient, buildImage, compose, imageSizeMb, podman, podmanUnusable, startContainerOrigin, waitReady, type ContainerOrigin } from './podman';
 import { imageFindings } from './image-contents';
+import { buildAllImages, IMAGE } from './images';
 
 const execFileP = promisify(execFile);
-export const IMAGE = 'localhost/mediasvc:latest';
 const LOGS = path.join(projectRoot, '.test-tmp/container');
 
 describe('the container image and compose.yaml (the embedded default)', function () {
@@ -40,13 +40,14 @@ describe('the container image and compose.yaml (the embedded default)', function
     console.log(`      container figures: ${JSON.stringify(figures)}`);
   });
 
-  it('builds, then builds again from its cache', async () => {
-    const first = await buildImage(IMAGE, path.join(LOGS, 'build.log'));
-    const cached = await buildImage(IMAGE, path.join(LOGS, 'build.log'));
-    figures.build_s = first.toFixed(0);
+  it('builds (with the scale-out images beside it), then builds again from its cache', async () => {
+    const times = await buildAllImages();
+    const cached = await buildImage(IMAGE, path.join(LOGS, 'build-again.log'));
+    figures.build_s = String(times[IMAGE]);
     figures.build_cached_s = cached.toFixed(0);
     figures.image_mb = String(await imageSizeMb(IMAGE));
-    console.log(`      image ${IMAGE}: ${figures.image_mb} MB; build ${figures.build_s} s (whatever was cached before), again ${figures.build_cached_s} s`);
+    console.log(`      builds (s, from whatever this machine had cached): ${JSON.stringify(times)}`);
+    console.log(`      image ${IMAGE}: ${figures.image_mb} MB; built in ${figures.build_s} s, again from its cache in ${figures.build_cached_s} s`);
   });
 
   it('runs as a non-root user and carries no secret, CA certificate or test tool', async () => {

@@ -70,7 +70,17 @@ export function compose(project: string, files: string[], logFile: string, env: 
   return {
     up: () => runLogged('podman-compose', [...base, 'up', '-d'], logFile, env),
     // the service stops gracefully within a minute (podman-compose's own default is 10 s)
-    down: (volumes = false) => runLogged('podman-compose', [...base, 'down', '-t', '60', ...(volumes ? ['-v'] : [])], logFile, env),
+    down: async (volumes = false): Promise<number> => {
+      // the image's anonymous /data volumes and the project's network outlive podman-compose's down
+      const ids = (await podman('ps', '-aq', '--filter', `label=io.podman.compose.project=${project}`)).split('\n').filter(Boolean);
+      const owned = volumes && ids.length ? (await podman('inspect', '--format', '{{range .Mounts}}{{.Name}} {{end}}', ...ids)).split(/\s+/).filter(Boolean) : [];
+      const took = await runLogged('podman-compose', [...base, 'down', '-t', '60', ...(volumes ? ['-v'] : [])], logFile, env);
+      if (volumes) {
+        for (const v of new Set(owned)) await podman('volume', 'rm', '-f', v).catch(() => undefined);
+        await podman('network', 'rm', '-f', `${project}_default`).catch(() => undefined);
+      }
+      return took;
+    },
     container: (service: string, index = 1) => `${project}_${service}_${index}`,
   };
 }

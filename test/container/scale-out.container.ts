@@ -12,16 +12,10 @@ import { FIXTURE, fixtureCacheDir, serveThrottled, startFixturePlatform, type Fi
 import { ffprobe, videoStream } from '../helpers/media';
 import { PT_VIDEOS, startPeerTubeFixture, type PeerTubeFixture } from '../helpers/peertube-fixture';
 import { freePort } from '../helpers/processes';
-import { apiClient, buildImage, compose, hostAddressFromContainers, podman, podmanUnusable, startContainerOrigin, until, waitReady, type ContainerOrigin } from './podman';
-import { IMAGE } from './embedded.container';
+import { apiClient, compose, hostAddressFromContainers, podman, podmanUnusable, startContainerOrigin, until, waitReady, type ContainerOrigin } from './podman';
+import { buildAllImages, TEMPORAL_IMAGE } from './images';
 
 const LOGS = path.join(projectRoot, '.test-tmp/container');
-const TEMPORAL_IMAGE = 'localhost/mediasvc-temporal:1.32.2';
-/** The registry images compose.scale-out.yaml names, and where to build a stand-in when one is missing. */
-const STAND_INS: [string, string][] = [
-  ['docker.io/library/postgres:15', 'test/container/images/postgres/Dockerfile'],
-  ['docker.io/chrislusf/seaweedfs:4.53', 'test/container/images/seaweedfs/Dockerfile'],
-];
 // a source that honours Range at 40 kB/s: a GIF of it keeps a media-process step busy for a while
 const SLOW_SOURCE = '/slow-range/v720.mp4';
 
@@ -41,14 +35,9 @@ describe('compose.scale-out.yaml: every role in its own container', function () 
     const why = await podmanUnusable();
     if (why) throw new Error(`podman cannot run containers on this machine: ${why}`);
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-scale-container-'));
-    for (const [image, dockerfile] of STAND_INS) {
-      if ((await podman('images', '-q', image)) !== '') continue;
-      const s = await buildImage(image, path.join(LOGS, 'stand-ins.log'), dockerfile);
-      console.log(`      built a stand-in for ${image} in ${s.toFixed(0)} s`);
-    }
-    figures.temporal_build_s = (await buildImage(TEMPORAL_IMAGE, path.join(LOGS, 'temporal-build.log'), 'container/temporal/Dockerfile')).toFixed(0);
-    // cached when the embedded test ran first
-    await buildImage(IMAGE, path.join(LOGS, 'build.log'));
+    // done already when the embedded default's suite ran first
+    const times = await buildAllImages();
+    figures.temporal_build_s = String(times[TEMPORAL_IMAGE]);
 
     // the fixtures listen where containers reach this machine, and link to that address
     const gateway = await hostAddressFromContainers();
@@ -132,7 +121,7 @@ describe('compose.scale-out.yaml: every role in its own container', function () 
 
   it('a media worker container killed mid-job: the job completes once it is back', async () => {
     const id = await api.create('/v1/preview', { url: fx.url(SLOW_SOURCE), preview_type: 'gif' });
-    await until('the GIF job running', async () => ((await api.call('GET', `/v1/jobs/${id}`)).body.status === 'running' ? true : undefined), 300_000);
+    await until('the GIF job processing', async () => ((await api.call('GET', `/v1/jobs/${id}`)).body.status === 'processing' ? true : undefined), 300_000);
     const worker = c.container('worker-media');
     await podman('kill', '--signal', 'KILL', worker);
     figures.killed = worker;
