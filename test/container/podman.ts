@@ -25,16 +25,15 @@ export async function podman(...args: string[]): Promise<string> {
   }
 }
 
-/** Why podman cannot run a container here, or null when it can. */
+/** Why podman cannot run a container here, or null when it can (the base image is made first when missing). */
 export async function podmanUnusable(): Promise<string | null> {
   try {
-    await podman('run', '--rm', '--network=none', 'docker.io/library/debian:bookworm-slim', 'true');
+    await execFileP('bash', ['scripts/container/base-image.sh'], { cwd: projectRoot, env: ENV, timeout: 600_000 });
+    await podman('run', '--rm', '--pull=never', '--network=none', 'docker.io/library/debian:bookworm-slim', 'true');
     return null;
   } catch (err) {
-    const msg = (err as Error).message;
-    // no base image yet is not a reason: the build makes it
-    if (/image not known|no such image|unable to find/i.test(msg)) return null;
-    return msg;
+    const e = err as { stderr?: string; message: string };
+    return (e.stderr || e.message).trim().split('\n').slice(-3).join(' ');
   }
 }
 
