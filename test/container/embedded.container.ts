@@ -12,7 +12,7 @@ import { freePort } from '../helpers/processes';
 import { EXPECTED } from '../helpers/speech-fixtures';
 import { wordErrorRate } from '../helpers/subtitles';
 import { ffprobe } from '../helpers/media';
-import { apiClient, buildImage, compose, imageSizeMb, podman, podmanUnusable, startContainerOrigin, waitReady, type ContainerOrigin } from './podman';
+import { accountClient, apiClient, buildImage, compose, imageSizeMb, podman, podmanUnusable, startContainerOrigin, waitReady, type ContainerOrigin } from './podman';
 import { imageFindings } from './image-contents';
 import { buildAllImages, IMAGE } from './images';
 
@@ -75,10 +75,7 @@ describe('the container image and compose.yaml (the embedded default)', function
       await c.up();
       figures.up_to_ready_s = (await waitReady(base, since)).toFixed(1);
       console.log(`      compose up to /readyz 200: ${figures.up_to_ready_s} s`);
-      const ctr = c.container('mediasvc');
-      const accountId = (await podman('exec', ctr, 'mediasvc', 'accounts', 'create', '--name', 'container', '--plan', 'pro')).split('\n').pop()!;
-      const key = (await podman('exec', ctr, 'mediasvc', 'keys', 'create', '--account', accountId, '--name', 'container key')).split('\n').pop()!;
-      api = apiClient(base, key);
+      api = await accountClient(c.container('mediasvc'), base, 'container');
     });
 
     after(async () => {

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { projectRoot } from '../../lib/config';
+import { waitFor } from '../helpers/processes';
 import { SPEECH_DIR } from '../helpers/speech-fixtures';
 
 const execFileP = promisify(execFile);
@@ -136,20 +137,14 @@ export async function startContainerOrigin(clip: string): Promise<ContainerOrigi
   };
 }
 
-/** Polls until `fn` resolves a value (not undefined), or rejects after `timeoutMs` with the last error. */
-export async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
+/** Polls every half second until `fn` resolves a value (not undefined), or fails after `timeoutMs`. */
+export const until = <T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> => waitFor(what, fn, timeoutMs, 500);
+
+/** An account (pro) and a key made with the operator CLI inside `container`: a client for them. */
+export async function accountClient(container: string, base: string, name: string): Promise<ReturnType<typeof apiClient>> {
+  const accountId = (await podman('exec', container, 'mediasvc', 'accounts', 'create', '--name', name, '--plan', 'pro')).split('\n').pop()!;
+  const key = (await podman('exec', container, 'mediasvc', 'keys', 'create', '--account', accountId, '--name', `${name} key`)).split('\n').pop()!;
+  return apiClient(base, key);
 }
 
 /** A JSON client for one API base and key. */

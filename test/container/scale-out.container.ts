@@ -12,7 +12,7 @@ import { FIXTURE, fixtureCacheDir, serveThrottled, startFixturePlatform, type Fi
 import { ffprobe, videoStream } from '../helpers/media';
 import { PT_VIDEOS, startPeerTubeFixture, type PeerTubeFixture } from '../helpers/peertube-fixture';
 import { freePort } from '../helpers/processes';
-import { apiClient, compose, hostAddressFromContainers, podman, podmanUnusable, startContainerOrigin, until, waitReady, type ContainerOrigin } from './podman';
+import { accountClient, apiClient, compose, hostAddressFromContainers, podman, podmanUnusable, startContainerOrigin, until, waitReady, type ContainerOrigin } from './podman';
 import { buildAllImages, TEMPORAL_IMAGE } from './images';
 
 const LOGS = path.join(projectRoot, '.test-tmp/container');
@@ -64,10 +64,7 @@ describe('compose.scale-out.yaml: every role in its own container', function () 
     await c.up();
     figures.up_to_ready_s = (await waitReady(base, since, 600_000)).toFixed(1);
     console.log(`      scale-out compose up to the API's /readyz 200: ${figures.up_to_ready_s} s`);
-    const ctr = c.container('api');
-    const accountId = (await podman('exec', ctr, 'mediasvc', 'accounts', 'create', '--name', 'scale-out', '--plan', 'pro')).split('\n').pop()!;
-    const key = (await podman('exec', ctr, 'mediasvc', 'keys', 'create', '--account', accountId, '--name', 'scale-out key')).split('\n').pop()!;
-    api = apiClient(base, key);
+    api = await accountClient(c.container('api'), base, 'scale-out');
   });
 
   after(async () => {
