@@ -5,7 +5,7 @@
 #
 # Settings: POSTGRES_SEEDS (host), DB_PORT (5432), POSTGRES_USER, POSTGRES_PWD, DBNAME (temporal),
 # VISIBILITY_DBNAME (temporal_visibility), NUM_HISTORY_SHARDS (4; fixed once the cluster exists),
-# NAMESPACE_RETENTION (1d), DYNAMIC_CONFIG_FILE (/etc/temporal/dynamicconfig.yaml).
+# NAMESPACE_RETENTION_SECONDS (86400), DYNAMIC_CONFIG_FILE (/etc/temporal/dynamicconfig.yaml).
 set -eu
 : "${POSTGRES_SEEDS:?POSTGRES_SEEDS names the PostgreSQL host}"
 DB_PORT="${DB_PORT:-5432}" DBNAME="${DBNAME:-temporal}" VISIBILITY_DBNAME="${VISIBILITY_DBNAME:-temporal_visibility}"
@@ -71,6 +71,7 @@ global:
 services:
 YAML
   service frontend 7233 6933
+  echo "      httpPort: 7243"
   service history 7234 6934
   service matching 7235 6935
   service worker 7239 6939
@@ -94,11 +95,13 @@ dynamicConfigClient:
 YAML
 } > "$config"
 
-# the namespace, once the frontend answers (describe first: a restart finds it there)
+# the namespace, once the frontend answers (its HTTP API; a restart finds the namespace there)
 (
+  api=http://127.0.0.1:7243/api/v1/namespaces
   for _ in $(seq 1 120); do
-    if temporal operator namespace describe --namespace default --address 127.0.0.1:7233 >/dev/null 2>&1; then exit 0; fi
-    temporal operator namespace create --namespace default --retention "${NAMESPACE_RETENTION:-1d}" --address 127.0.0.1:7233 >/dev/null 2>&1 && exit 0
+    if curl -fsS -o /dev/null "$api/default"; then exit 0; fi
+    curl -fsS -o /dev/null -X POST "$api" -H 'content-type: application/json' \
+      -d "{\"namespace\":\"default\",\"workflowExecutionRetentionPeriod\":\"${NAMESPACE_RETENTION_SECONDS:-86400}s\"}" && exit 0
     sleep 1
   done
   echo "temporal-entrypoint: the default namespace could not be registered" >&2

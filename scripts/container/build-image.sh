@@ -9,5 +9,5 @@ bash scripts/container/base-image.sh
 ca="${BUILD_CA_FILE:-/etc/ssl/certs/ca-certificates.crt}"
 secret=()
 [ -s "$ca" ] && secret=(--secret "id=ca,src=$ca")
-exec podman build --format docker --pull=never --network=host "${secret[@]}" \
+exec podman build --format docker --pull=never --network=host --jobs "${BUILD_JOBS:-3}" "${secret[@]}" \
   -t "${IMAGE:-localhost/mediasvc:latest}" -f "${DOCKERFILE:-Dockerfile}" "$@" .
