@@ -57,8 +57,6 @@ image:
 # Its own prerequisite, lighter than build: the host needs ffmpeg and node_modules, the images the rest.
 test-container:
 	@bash scripts/container/install-podman.sh
-	@# the image builds (about 20 min cold) start first and overlap the host's install and tsc
-	@mkdir -p .test-tmp/container && (bash scripts/container/build-images.sh > .test-tmp/container/build-images.log 2>&1 & echo $$! > .test-tmp/container/build-images.pid)
 	@TOOLS_FOR=containers bash scripts/install-tools.sh
 	@rm -rf dist && npx tsc -p tsconfig.json && node dist/bin/bundle-workflows.js
 	@npx mocha --no-config --require dist/test/setup.js --timeout 3600000 --exit 'dist/test/container/embedded.container.js' 'dist/test/container/scale-out.container.js'

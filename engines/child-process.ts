@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import readline from 'node:readline';
+import type { Readable } from 'node:stream';
 
 const toolNiceness = new AsyncLocalStorage<number>();
 
@@ -33,6 +34,13 @@ export interface RunOptions {
   onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /**
+   * Takes the program's standard output as a byte stream instead of as lines, read at the
+   * consumer's pace (the program blocks while it is not read). The 'stdout' lines then come from
+   * file descriptor 3, where the program is told to write them. If the consumer fails, the program
+   * is stopped and runProcess rejects with the consumer's error.
+   */
+  consumeStdout?: (stdout: Readable) => Promise<void>;
 }
 
 export interface RunResult {
@@ -44,32 +52,48 @@ export interface RunResult {
 /** Spawns a program without a shell; kills it (SIGTERM, then SIGKILL) when the signal aborts. */
 export function runProcess(cmd: string, opts: RunOptions): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, opts.args, { env: opts.env ?? process.env, cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const consume = opts.consumeStdout;
+    const child = spawn(cmd, opts.args, { env: opts.env ?? process.env, cwd: opts.cwd, stdio: consume ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'] });
     applyToolNiceness(child);
+    const out = child.stdout!;
     let stdout = '';
     let stderr = '';
-    const onAbort = () => {
+    const stop = () => {
       child.kill('SIGTERM');
       setTimeout(() => child.kill('SIGKILL'), 5000).unref();
     };
-    if (opts.signal?.aborted) onAbort();
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
-    readline.createInterface({ input: child.stdout }).on('line', (l) => {
+    if (opts.signal?.aborted) stop();
+    opts.signal?.addEventListener('abort', stop, { once: true });
+    readline.createInterface({ input: consume ? (child.stdio[3] as Readable) : out }).on('line', (l) => {
       stdout += `${l}\n`;
       opts.onLine?.(l, 'stdout');
     });
-    readline.createInterface({ input: child.stderr }).on('line', (l) => {
+    readline.createInterface({ input: child.stderr! }).on('line', (l) => {
       // keep the tail only; long runs print a lot of progress
       stderr = (stderr + `${l}\n`).slice(-64 * 1024);
       opts.onLine?.(l, 'stderr');
     });
+    // the consumer's outcome, settled before the program's close is reported
+    const consumed: Promise<Error | null> = consume
+      ? consume(out).then(
+          () => {
+            out.resume(); // whatever the consumer left unread, so the program can finish
+            return null;
+          },
+          (err: unknown) => {
+            stop();
+            out.destroy();
+            return err instanceof Error ? err : new Error(String(err));
+          },
+        )
+      : Promise.resolve(null);
     child.on('error', (err) => {
-      opts.signal?.removeEventListener('abort', onAbort);
+      opts.signal?.removeEventListener('abort', stop);
       reject(err);
     });
     child.on('close', (code) => {
-      opts.signal?.removeEventListener('abort', onAbort);
-      resolve({ code, stdout, stderr });
+      opts.signal?.removeEventListener('abort', stop);
+      void consumed.then((failed) => (failed ? reject(failed) : resolve({ code, stdout, stderr })));
     });
   });
 }

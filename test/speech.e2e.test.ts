@@ -20,19 +20,23 @@ const execFileP = promisify(execFile);
 describe('speech end to end: transcribe and translate through the API (serve, real workers)', function () {
   let media: SpeechFiles;
   let s: ServeStack;
+  let longSpeech = '';
 
   const api = (method: string, p: string, body?: unknown) => s.api(method, p, body);
   const credits = () => s.credits();
   const waitJob = (jobId: string): Promise<any> => s.waitJob(jobId);
 
   before(async function () {
-    media = await serveSpeechFiles();
+    longSpeech = fs.mkdtempSync(path.join(os.tmpdir(), 'speech-long-'));
+    await execFileP('ffmpeg', ['-v', 'error', '-stream_loop', '13', '-i', path.join(SPEECH_DIR, 'jfk.wav'), '-c:a', 'pcm_s16le', path.join(longSpeech, 'jfk-x14.wav')]);
+    media = await serveSpeechFiles(longSpeech);
     s = await startServeStack({ name: 'speech', plan: 'pro', env: { WHISPER_AUTO_DOWNLOAD: '', WHISPER_MODEL_DIRS: '', HF_HUB_OFFLINE: '1' } });
   });
 
   after(async () => {
     await s?.stop();
     await media?.close();
+    if (longSpeech) fs.rmSync(longSpeech, { recursive: true, force: true });
   });
 
   it('GET /v1/languages is free and lists the installed sizes and more than 50 pairs', async () => {
@@ -107,6 +111,35 @@ describe('speech end to end: transcribe and translate through the API (serve, re
     assertMonotonic(cues);
     assert.match(cues.map((c) => c.text).join(' '), /país/);
     assert.equal(await credits(), before - 5);
+  });
+
+  it('a long transcription (decoded in batches) reports progress as it goes, and sentence segments with their words', async () => {
+    // jfk.wav 14 times over: 154 s, past WHISPER_BATCH_FROM_SECONDS
+    const created = await api('POST', '/v1/transcribe', { url: media.url('jfk-x14.wav'), model_size: 'base' });
+    assert.equal(created.status, 202, JSON.stringify(created.body));
+    const seen = new Set<number>();
+    let job: any;
+    for (;;) {
+      job = (await api('GET', `/v1/jobs/${created.body.job_id}`)).body;
+      if (job.status === 'processing' && job.progress > 0 && job.progress < 100) seen.add(job.progress);
+      if (job.status === 'completed' || job.status === 'failed') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.equal(job.status, 'completed', job.error_message ?? '');
+    assert.ok(seen.size >= 3, `progress seen while processing: ${[...seen].join(', ')}`);
+    assert.ok(Math.abs(job.result_data.duration - 154) < 0.5, `duration ${job.result_data.duration}`);
+    const file = (await (await fetch(job.download_url)).json()) as { text: string; segments: { start: number; end: number; text: string; words: { start: number; end: number; word: string }[] }[] };
+    assert.ok(wordErrorRate(Array(14).fill(EXPECTED['jfk.wav']!.text!).join(' '), file.text) <= 0.1, file.text);
+    // segments are sentences, as sequential decoding gives them, not the 30 s windows decoded at once
+    assert.ok(file.segments.length >= 14, `${file.segments.length} segments`);
+    let last = 0;
+    for (const seg of file.segments) {
+      assert.ok(seg.start >= last - 0.01 && seg.end > seg.start && seg.end - seg.start <= 13, `segment ${JSON.stringify([seg.start, seg.end, seg.text])}`);
+      assert.ok(seg.words.length > 0, `a segment without words: ${seg.text}`);
+      assert.equal(seg.words.map((w) => w.word).join(' ').replace(/\s+/g, ' '), seg.text.replace(/\s+/g, ' '));
+      for (const w of seg.words) assert.ok(w.start >= seg.start - 0.01 && w.end <= seg.end + 0.01, `word ${JSON.stringify(w)} outside ${seg.start}–${seg.end}`);
+      last = seg.end;
+    }
   });
 
   describe('uploads and OpenAI SDK clients on the same stack', function () {

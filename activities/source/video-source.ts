@@ -4,7 +4,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { DirectMediaError, downloadDirectMedia } from '../../engines/direct-media';
 import { EgressRefusedError } from '../../engines/egress/address-check';
 import type { EgressProxy } from '../../engines/egress/egress-proxy';
-import type { FfmpegEngine, ProbeResult, ProbeStream } from '../../engines/ffmpeg/ffmpeg.engine';
+import type { FfmpegEngine, FfmpegRunRequest, ProbeResult, ProbeStream } from '../../engines/ffmpeg/ffmpeg.engine';
 import { httpHeaderOptions } from '../../engines/ffmpeg/input-policy';
 import type { Storage } from '../../engines/storage';
 import type { Config } from '../../lib/config';
@@ -37,12 +37,15 @@ export interface SourceRef {
   sourceProbe?: ProbeResult | null;
 }
 
+/** Reads a tool's standard output as it streams (see FfmpegRunRequest.consumeStdout). */
+export type ConsumeStdout = NonNullable<FfmpegRunRequest['consumeStdout']>;
+
 /** A source ready for ffmpeg: its input options (`… -i X`) and how to run ffmpeg on it. */
 export interface VideoInput {
   /** `-ss`-style options go before these; the result ends with `-i <file or URL>`. */
   input(before?: string[]): string[];
-  /** An ffmpeg run over this input, through the egress proxy when it is a URL. */
-  run(args: string[], durationHint: number, range: [number, number]): Promise<{ log: string; progress: Record<string, string> }>;
+  /** An ffmpeg run over this input, through the egress proxy when it is a URL; with consumeStdout its output (`pipe:1`) streams to the caller. */
+  run(args: string[], durationHint: number, range: [number, number], consumeStdout?: ConsumeStdout): Promise<{ log: string; progress: Record<string, string> }>;
 }
 
 /** A processing step's opened source. */
@@ -95,7 +98,7 @@ function localSource(ffmpeg: FfmpegEngine, file: string, probed: ProbeResult | n
   return {
     remote: false,
     input: (before = []) => [...before, '-i', file],
-    run: (args, hint, range) => runFfmpegStep(ffmpeg, args, hint, range),
+    run: (args, hint, range, consume) => runFfmpegStep(ffmpeg, args, hint, range, consume),
     probe: async () => probed ?? (await probeDownloaded(ffmpeg, file)),
     unreadable: (message) => JobFailure.user('unavailable', message),
   };
@@ -117,7 +120,7 @@ function remoteSource(ffmpeg: FfmpegEngine, egress: EgressProxy, media: RemoteMe
   return {
     remote: true,
     input: (before = []) => [...before, ...headers, '-i', media.url],
-    run: (args, hint, range) => seekRead(() => throughEgress(egress, media.url, (proxyUrl) => runTool(ffmpeg, args, hint, range, proxyUrl))),
+    run: (args, hint, range, consume) => seekRead(() => throughEgress(egress, media.url, (proxyUrl) => runTool(ffmpeg, args, hint, range, proxyUrl, consume))),
     probe: async () => media.probe ?? (await seekRead(() => alive(() => throughEgress(egress, media.url, (proxyUrl) => ffmpeg.probe(media.url, { proxyUrl, headers: media.headers, signal }))))),
     unreadable: (message) => new SeekReadError(message),
   };
@@ -158,15 +161,15 @@ export function pastEnd(field: string, at: number, duration: number): never {
 }
 
 /** One ffmpeg run with heartbeats and cancellation; a failure is described in the source's terms (see toolFailure). */
-export async function runFfmpegStep(ffmpeg: FfmpegEngine, args: string[], durationHint: number, range: [number, number]) {
+export async function runFfmpegStep(ffmpeg: FfmpegEngine, args: string[], durationHint: number, range: [number, number], consumeStdout?: ConsumeStdout) {
   try {
-    return await runTool(ffmpeg, args, durationHint, range);
+    return await runTool(ffmpeg, args, durationHint, range, undefined, consumeStdout);
   } catch (err) {
     throw toolFailure(err);
   }
 }
 
 /** One ffmpeg run with heartbeats and cancellation; rejects with the tool's own error. */
-async function runTool(ffmpeg: FfmpegEngine, args: string[], durationHint: number, range: [number, number], proxyUrl?: string) {
-  return alive(() => ffmpeg.run({ args, proxyUrl, durationHint, signal: Context.current().cancellationSignal, onProgress: progressReporter(range) }));
+async function runTool(ffmpeg: FfmpegEngine, args: string[], durationHint: number, range: [number, number], proxyUrl?: string, consumeStdout?: ConsumeStdout) {
+  return alive(() => ffmpeg.run({ args, proxyUrl, durationHint, signal: Context.current().cancellationSignal, onProgress: progressReporter(range), consumeStdout }));
 }

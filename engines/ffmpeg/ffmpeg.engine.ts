@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { chaptersOf, type Chapter } from '../../lib/chapters';
 import { runProcess } from '../child-process';
 import { guardInputs, httpHeaderOptions } from './input-policy';
@@ -55,6 +56,11 @@ export interface FfmpegRunRequest {
   onProgress?: (fraction: number) => void;
   /** Each line ffmpeg logs (filters such as silencedetect and ebur128 log their measurements). */
   onLogLine?: (line: string) => void;
+  /**
+   * Streams the output to the caller instead of to a file: the args' output is `pipe:1`, and this
+   * reads it at its own pace (ffmpeg waits while it is not read), so nothing is written to disk.
+   */
+  consumeStdout?: (stdout: Readable) => Promise<void>;
 }
 
 export interface FfmpegEngine {
@@ -70,13 +76,14 @@ export interface FfmpegEngine {
 
 /** The system ffmpeg/ffprobe as child processes, every input guarded by the input policy. */
 export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: string; maxSourcePixels?: number }): FfmpegEngine {
-  /** `-progress pipe:1` prints key=value blocks on stdout; out_time_us drives onProgress. */
+  /** `-progress` prints key=value blocks on stdout (fd 3 when stdout carries the output); out_time_us drives onProgress. */
   async function run(req: FfmpegRunRequest): Promise<{ log: string; progress: Record<string, string> }> {
-    const args = ['-hide_banner', '-nostdin', '-nostats', '-progress', 'pipe:1', ...guardInputs(req.args, req.proxyUrl, opts.maxSourcePixels)];
+    const args = ['-hide_banner', '-nostdin', '-nostats', '-progress', req.consumeStdout ? 'pipe:3' : 'pipe:1', ...guardInputs(req.args, req.proxyUrl, opts.maxSourcePixels)];
     const progress: Record<string, string> = {};
     const res = await runProcess(opts.ffmpegPath, {
       args,
       signal: req.signal,
+      consumeStdout: req.consumeStdout,
       onLine: (line, stream) => {
         if (stream === 'stderr') return req.onLogLine?.(line);
         const eq = line.indexOf('=');

@@ -52,6 +52,8 @@ export interface WhisperResult {
   duration_after_vad: number;
   passes: { transcribe?: { segments: WhisperSegment[] }; translate?: { segments: WhisperSegment[] } };
   timings: Record<string, number>;
+  /** Windows decoded at once (0: one after another, the audio being shorter than the batching threshold). */
+  batch_size?: number;
   /** When diarization was asked for: [start, end, speaker] turns over the speech, speakers numbered from 0 in order of first speech. */
   speaker_turns?: SpeakerTurn[];
   /** With known speakers: the speakers whose voice matched a reference clip, by index. */
@@ -98,6 +100,9 @@ export interface WhisperEngineOptions {
   /** Threads for CTranslate2; 0 = one per core. */
   cpuThreads?: number;
   beamSize?: number;
+  /** Windows of speech decoded at once, for audio of at least batchFromSeconds; 0 or 1: one after another. */
+  batchSize?: number;
+  batchFromSeconds?: number;
   /** Warm runner processes at most (requests beyond wait for one); the speech queue's concurrency. */
   processes?: number;
 }
@@ -259,6 +264,8 @@ export function createWhisperEngine(opts: WhisperEngineOptions): WhisperEngine {
       compute_type: 'int8',
       cpu_threads: opts.cpuThreads ?? 0,
       beam_size: opts.beamSize ?? 5,
+      batch_size: opts.batchSize ?? 0,
+      batch_from_s: opts.batchFromSeconds ?? 0,
     };
   }
 

@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import sharp from 'sharp';
 import type { Storage } from '../../engines/storage';
 import type { ProbeResult } from '../../engines/ffmpeg/ffmpeg.engine';
@@ -27,9 +28,6 @@ export interface DrawWaveformInput {
   progressRange: [number, number];
 }
 
-/** Bytes of decoded samples read at once (an even number: samples are 2 bytes). */
-const CHUNK_BYTES = 1 << 20;
-
 /** The waveform (ffmpeg decodes, the peaks are taken here) for the `media-process` queue. */
 export function createWaveformActivities(deps: WaveformDeps) {
   const { storage } = deps;
@@ -47,12 +45,10 @@ export function createWaveformActivities(deps: WaveformDeps) {
     const audio = probe.streams.find((s) => s.codec_type === 'audio');
     if (!audio) throw JobFailure.user('unavailable', 'The source has no audio track, so there is no waveform to draw');
     const sampleRate = Number(audio.sample_rate) > 0 ? Number(audio.sample_rate) : 44100;
-    const pcm = path.join(storage.workDirOf(input.jobId), 'waveform.s16');
-    await fs.mkdir(path.dirname(pcm), { recursive: true });
-    await src.run(rawSamplesRecipe(src.input, { sampleRate }, pcm), durationOf(probe), input.progressRange);
-    const pixels = params.format === 'json' ? params.points! : params.width!;
-    const peaks = await peaksOfFile(pcm, pixels);
-    await fs.rm(pcm, { force: true });
+    // the decoded samples stream from ffmpeg into the peaks: nothing decoded touches the disk
+    const peaks = new Peaks(params.format === 'json' ? params.points! : params.width!);
+    await src.run(rawSamplesRecipe(src.input, { sampleRate }, 'pipe:1'), durationOf(probe), input.progressRange, (stdout) => addSamples(stdout, peaks));
+    peaks.finish();
     if (peaks.totalSamples === 0) throw src.unreadable('The source\'s audio track holds no samples');
 
     const relative = storage.outputRelative(input.jobId, `waveform.${params.format}`);
@@ -71,24 +67,16 @@ export function createWaveformActivities(deps: WaveformDeps) {
   }
 }
 
-/** The peaks of a file of 16-bit little-endian mono samples, read in chunks. */
-async function peaksOfFile(file: string, pixels: number): Promise<Peaks> {
-  const handle = await fs.open(file);
-  try {
-    const total = Math.floor((await handle.stat()).size / 2);
-    const peaks = new Peaks(total, pixels);
-    // not from the shared pool: its offset is 0, so the samples are aligned for the Int16Array view
-    const buffer = Buffer.alloc(CHUNK_BYTES);
-    for (let offset = 0; offset < total * 2; ) {
-      const { bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK_BYTES, total * 2 - offset), offset);
-      if (bytesRead < 2) break;
-      const even = bytesRead - (bytesRead % 2);
-      peaks.add(new Int16Array(buffer.buffer, buffer.byteOffset, even / 2));
-      offset += even;
-    }
-    return peaks.finish();
-  } finally {
-    await handle.close();
+/** Feeds a stream of 16-bit little-endian mono samples to the peaks, as it arrives. */
+async function addSamples(stdout: Readable, peaks: Peaks): Promise<void> {
+  let carry: Buffer | null = null;
+  for await (const chunk of stdout as AsyncIterable<Buffer>) {
+    const bytes: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
+    const even = bytes.length - (bytes.length % 2);
+    carry = even < bytes.length ? Buffer.from(bytes.subarray(even)) : null;
+    // an Int16Array view needs an even offset; a copy has one
+    const aligned = bytes.byteOffset % 2 === 0 ? bytes : Buffer.from(bytes.subarray(0, even));
+    peaks.add(new Int16Array(aligned.buffer, aligned.byteOffset, even / 2));
   }
 }
 

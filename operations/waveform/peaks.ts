@@ -1,44 +1,85 @@
 // Peaks of 16-bit mono audio and the two ways they are delivered: audiowaveform's JSON data format
 // (version 2, as BBC's audiowaveform writes it and peaks.js reads it) and a drawn image. Pure.
 
-/** Min/max of each of `pixels` runs of samples: each run is samplesPerPixel long, the last also takes the remainder. */
-export class Peaks {
-  readonly samplesPerPixel: number;
-  readonly length: number;
-  readonly min: Int16Array;
-  readonly max: Int16Array;
-  private seen = 0;
+/** Fine bins kept per pixel while they fit under the cap: a run's edge is placed to within 1/128 of a run. */
+const BINS_PER_PIXEL = 256;
+const MIN_BINS = 1 << 16;
+/** 16 MB of bins at most, however many pixels are asked for. */
+const MAX_BINS = 1 << 22;
 
-  constructor(readonly totalSamples: number, pixels: number) {
-    this.length = Math.max(0, Math.min(pixels, totalSamples));
-    this.samplesPerPixel = Math.max(1, Math.floor(totalSamples / Math.max(1, pixels)));
-    this.min = new Int16Array(this.length).fill(32767);
-    this.max = new Int16Array(this.length).fill(-32768);
+/**
+ * Min/max of each of `pixels` runs of samples, taken from a stream whose length is known only at
+ * its end: each run is floor(total / pixels) samples long, the last also takes the remainder.
+ * While the samples arrive they are kept as the min/max of bins of `bin` samples: 1 while they fit
+ * under the cap, doubled (neighbours merged) each time they would not. Memory stays bounded for
+ * hours of audio; a run then starts at the start of the bin its first sample falls in.
+ */
+export class Peaks {
+  samplesPerPixel = 1;
+  length = 0;
+  totalSamples = 0;
+  min = new Int16Array(0);
+  max = new Int16Array(0);
+  private readonly binMin: Int16Array;
+  private readonly binMax: Int16Array;
+  private bins = 0;
+  private bin = 1;
+
+  constructor(readonly pixels: number, capacity = Math.min(MAX_BINS, Math.max(MIN_BINS, pixels * BINS_PER_PIXEL))) {
+    this.binMin = new Int16Array(capacity);
+    this.binMax = new Int16Array(capacity);
   }
 
   /** Takes the next samples, in order. */
   add(samples: Int16Array): void {
-    const last = this.length - 1;
     let i = 0;
-    while (i < samples.length && last >= 0) {
-      const px = Math.min(Math.floor(this.seen / this.samplesPerPixel), last);
-      // this pixel's samples within the chunk: up to its end, or all the rest for the last pixel
-      const end = px === last ? samples.length : Math.min(samples.length, i + (px + 1) * this.samplesPerPixel - this.seen);
-      let lo = this.min[px]!;
-      let hi = this.max[px]!;
-      this.seen += end - i;
+    while (i < samples.length) {
+      const b = Math.floor(this.totalSamples / this.bin);
+      if (b >= this.binMin.length) {
+        this.mergeNeighbours();
+        continue;
+      }
+      const end = Math.min(samples.length, i + (b + 1) * this.bin - this.totalSamples);
+      const fresh = b >= this.bins;
+      let lo = fresh ? 32767 : this.binMin[b]!;
+      let hi = fresh ? -32768 : this.binMax[b]!;
+      this.totalSamples += end - i;
       for (; i < end; i++) {
         const s = samples[i]!;
         if (s < lo) lo = s;
         if (s > hi) hi = s;
       }
-      this.min[px] = lo;
-      this.max[px] = hi;
+      this.binMin[b] = lo;
+      this.binMax[b] = hi;
+      this.bins = b + 1;
     }
   }
 
-  /** A pixel no sample reached (the decoder gave fewer than announced) is silence. */
+  /** Bins twice as long: each pair merged into one. */
+  private mergeNeighbours(): void {
+    const merged = Math.ceil(this.bins / 2);
+    for (let k = 0; k < merged; k++) {
+      const right = 2 * k + 1 < this.bins;
+      this.binMin[k] = right ? Math.min(this.binMin[2 * k]!, this.binMin[2 * k + 1]!) : this.binMin[2 * k]!;
+      this.binMax[k] = right ? Math.max(this.binMax[2 * k]!, this.binMax[2 * k + 1]!) : this.binMax[2 * k]!;
+    }
+    this.bins = merged;
+    this.bin *= 2;
+  }
+
+  /** The runs, once every sample is in; a pixel no bin reached is silence. */
   finish(): this {
+    const total = this.totalSamples;
+    this.length = Math.max(0, Math.min(this.pixels, total));
+    this.samplesPerPixel = Math.max(1, Math.floor(total / Math.max(1, this.pixels)));
+    this.min = new Int16Array(this.length).fill(32767);
+    this.max = new Int16Array(this.length).fill(-32768);
+    const last = this.length - 1;
+    for (let k = 0; k < this.bins && last >= 0; k++) {
+      const px = Math.min(Math.floor((k * this.bin) / this.samplesPerPixel), last);
+      if (this.binMin[k]! < this.min[px]!) this.min[px] = this.binMin[k]!;
+      if (this.binMax[k]! > this.max[px]!) this.max[px] = this.binMax[k]!;
+    }
     for (let px = 0; px < this.length; px++) {
       if (this.min[px]! > this.max[px]!) this.min[px] = this.max[px] = 0;
     }

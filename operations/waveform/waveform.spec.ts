@@ -25,7 +25,7 @@ describe('waveform: request form and peaks', () => {
   });
 
   it('takes min and max per run of samples; the last pair also takes the remainder', () => {
-    const peaks = new Peaks(10, 3); // 3 samples per pixel, the last pixel 4
+    const peaks = new Peaks(3); // 10 samples: 3 per pixel, the last pixel 4
     peaks.add(Int16Array.from([1, -2, 3, 4]));
     peaks.add(Int16Array.from([-5, 6, 7, -8, 9, -10]));
     peaks.finish();
@@ -35,22 +35,45 @@ describe('waveform: request form and peaks', () => {
   });
 
   it('writes audiowaveform\'s version 2 data: 8-bit values as it converts them, min and max interleaved', () => {
-    const peaks = new Peaks(4, 2);
+    const peaks = new Peaks(2);
     peaks.add(Int16Array.from([-32768, 32767, -300, 300]));
     assert.deepEqual(audiowaveformData(peaks.finish(), 44100), { version: 2, channels: 1, sample_rate: 44100, samples_per_pixel: 2, bits: 8, length: 2, data: [-128, 127, -1, 1] });
   });
 
-  it('fewer samples than points: one pair per sample; none reached: silence', () => {
-    const short = new Peaks(3, 10);
+  it('fewer samples than points: one pair per sample; no samples: no pairs', () => {
+    const short = new Peaks(10);
     short.add(Int16Array.from([5, -5, 0]));
     assert.equal(short.finish().length, 3);
-    const starved = new Peaks(4, 2);
-    starved.add(Int16Array.from([100]));
-    assert.deepEqual([...starved.finish().max], [100, 0]);
+    const empty = new Peaks(2).finish();
+    assert.deepEqual([empty.totalSamples, empty.length], [0, 0]);
+  });
+
+  it('a stream longer than its bins: the runs are exact in length, their edges within a bin', () => {
+    // 100,003 samples into 7 pixels, with room for 64 bins: bins of 2,048 samples
+    const total = 100_003;
+    const signal = Int16Array.from({ length: total }, (_, i) => Math.round(Math.sin(i / 997) * 20_000 + ((i * 7919) % 2001) - 1000));
+    const peaks = new Peaks(7, 64);
+    for (let i = 0; i < total; i += 4_099) peaks.add(signal.subarray(i, i + 4_099));
+    peaks.finish();
+    assert.deepEqual([peaks.totalSamples, peaks.length, peaks.samplesPerPixel], [total, 7, Math.floor(total / 7)]);
+    const spp = peaks.samplesPerPixel;
+    const bin = 2_048;
+    const extreme = (from: number, to: number) => {
+      const run = signal.subarray(Math.max(0, from), Math.min(total, to));
+      return [Math.min(...run), Math.max(...run)];
+    };
+    for (let px = 0; px < 7; px++) {
+      const end = px === 6 ? total : (px + 1) * spp;
+      // what the pixel holds lies between its exact run narrowed and widened by a bin at each edge
+      const [wideMin, wideMax] = extreme(px * spp - bin, end + bin);
+      const [narrowMin, narrowMax] = extreme(px * spp + bin, end - bin);
+      assert.ok(peaks.min[px]! >= wideMin! && peaks.min[px]! <= narrowMin!, `pixel ${px} min ${peaks.min[px]} outside ${wideMin}..${narrowMin}`);
+      assert.ok(peaks.max[px]! <= wideMax! && peaks.max[px]! >= narrowMax!, `pixel ${px} max ${peaks.max[px]} outside ${narrowMax}..${wideMax}`);
+    }
   });
 
   it('draws each column from its max down to its min; silence is the centre row', () => {
-    const peaks = new Peaks(4, 2);
+    const peaks = new Peaks(2);
     peaks.add(Int16Array.from([0, 0, -16384, 16384]));
     const [w, h] = [2, 33];
     const image = drawPeaks(peaks.finish(), w, h);
@@ -63,8 +86,8 @@ describe('waveform: request form and peaks', () => {
 
   it("decodes the first audio track to headerless mono 16-bit samples at the source's own rate", () => {
     const input = (before: string[]) => [...before, '-i', 'https://cdn.example/a.mp3'];
-    assert.deepEqual(rawSamplesRecipe(input, { sampleRate: 48_000 }, '/work/job/waveform.s16'), [
-      '-i', 'https://cdn.example/a.mp3', '-map', '0:a:0', '-vn', '-ac', '1', '-ar', '48000', '-c:a', 'pcm_s16le', '-f', 's16le', '-y', '/work/job/waveform.s16',
+    assert.deepEqual(rawSamplesRecipe(input, { sampleRate: 48_000 }, 'pipe:1'), [
+      '-i', 'https://cdn.example/a.mp3', '-map', '0:a:0', '-vn', '-ac', '1', '-ar', '48000', '-c:a', 'pcm_s16le', '-f', 's16le', '-y', 'pipe:1',
     ]);
   });
 });

@@ -1,45 +1,37 @@
-// The images both container suites need, built once per run by scripts/container/build-images.sh:
-// builds that share no work run at the same time, overlapping one another's downloads with
-// compiling. make test-container starts that script before its host install; the suites wait for it.
-import fs from 'node:fs';
+// The images both container suites need, built once per run; builds that share no work run at the
+// same time, overlapping one another's downloads with compiling.
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { projectRoot } from '../../lib/config';
-import { runLogged } from './podman';
+import { buildImage, podman } from './podman';
 
 export const IMAGE = 'localhost/mediasvc:latest';
 export const TEMPORAL_IMAGE = 'localhost/mediasvc-temporal:1.32.2';
+/** The registry images compose.scale-out.yaml names, and where to build a stand-in when one is missing. */
+export const STAND_INS: [string, string][] = [
+  ['docker.io/library/postgres:15', 'test/container/images/postgres/Dockerfile'],
+  ['docker.io/chrislusf/seaweedfs:4.53', 'test/container/images/seaweedfs/Dockerfile'],
+];
 const LOGS = path.join(projectRoot, '.test-tmp/container');
-/** Where make test-container leaves the pid of the builds it started in the background. */
-const BACKGROUND_PID = path.join(LOGS, 'build-images.pid');
-const TIMES = path.join(LOGS, 'build-times.json');
 
-/** Seconds each build took, by image (a stand-in already there is not built again), and "all". */
+/** Seconds each build took, by image (a stand-in already there is not built again). */
 export type BuildTimes = Record<string, number>;
 
 let built: Promise<BuildTimes> | null = null;
 
-/** The images' build times: from the builds make test-container started, else from builds run now. */
+/** Builds the service's image, the Temporal server's and any missing stand-in, all at once. */
 export function buildAllImages(): Promise<BuildTimes> {
   built ??= (async () => {
-    const background = fs.existsSync(BACKGROUND_PID) ? Number(fs.readFileSync(BACKGROUND_PID, 'utf8').trim()) : 0;
-    if (background > 0) {
-      while (alive(background)) await sleep(2000);
-      fs.rmSync(BACKGROUND_PID, { force: true });
-    }
-    if (!(background > 0 && fs.existsSync(TIMES))) await runLogged('bash', ['scripts/container/build-images.sh'], path.join(LOGS, 'build-images.log')).catch(() => undefined);
-    const result = fs.existsSync(TIMES) ? (JSON.parse(fs.readFileSync(TIMES, 'utf8')) as Record<string, unknown>) : { failed: ['(no build-times.json)'] };
-    if (Array.isArray(result.failed)) throw new Error(`image builds failed: ${result.failed.join(', ')}; logs in ${LOGS}`);
-    return result as BuildTimes;
+    const stamp = (image: string) => path.join(LOGS, `build-${image.replace(/[^a-z0-9.]+/gi, '_')}.log`);
+    const started = Date.now();
+    const times: BuildTimes = {};
+    const build = async (image: string, dockerfile: string) => {
+      times[image] = Math.round(await buildImage(image, stamp(image), dockerfile));
+    };
+    const standIns: Promise<void>[] = [];
+    for (const [image, dockerfile] of STAND_INS) if ((await podman('images', '-q', image)) === '') standIns.push(build(image, dockerfile));
+    await Promise.all([build(IMAGE, 'Dockerfile'), build(TEMPORAL_IMAGE, 'container/temporal/Dockerfile'), ...standIns]);
+    times.all = Math.round((Date.now() - started) / 1000);
+    return times;
   })();
   return built;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -18,12 +18,12 @@ export interface SpeechFiles {
   close(): Promise<void>;
 }
 
-/** Serves the shared speech recordings read-only over HTTP, as a platform would serve media. */
-export function serveSpeechFiles(): Promise<SpeechFiles> {
+/** Serves the shared speech recordings read-only over HTTP, as a platform would serve media; and the files of `extraDir`, if given. */
+export function serveSpeechFiles(extraDir?: string): Promise<SpeechFiles> {
   const server = http.createServer((req, res) => {
     const urlPath = decodeURIComponent((req.url ?? '/').split('?')[0]!);
     const name = path.basename(urlPath);
-    const file = path.join(SPEECH_DIR, name);
+    const file = extraDir && fs.existsSync(path.join(extraDir, name)) ? path.join(extraDir, name) : path.join(SPEECH_DIR, name);
     if (!TYPES[path.extname(name)] || !fs.existsSync(file)) {
       res.writeHead(404).end();
       return;

@@ -1,4 +1,5 @@
-// GET /v1/jobs/{id} on a completed job at 8 connections, against a bare Koa answering the same JSON.
+// GET /v1/jobs/{id} on a completed job at 8 connections and at one, against a bare Koa answering the
+// same JSON, with serve's event-loop delay over each run (its /metrics, which resets it at each scrape).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -10,10 +11,26 @@ const CONNECTIONS = 8;
 let jobId = '';
 let peer: Awaited<ReturnType<typeof startPeer>> | null = null;
 
-/** GET of the job at CONNECTIONS connections, each with a fresh key of its own. */
-async function readLoad(ctx: BenchContext, seconds: number): Promise<LoadResult> {
-  const keys = await Promise.all(Array.from({ length: CONNECTIONS }, () => ctx.newKey()));
-  return load({ url: `${ctx.stack.base}/v1/jobs/${jobId}`, connections: CONNECTIONS, seconds, headers: (i) => ({ authorization: `Bearer ${keys[i]}` }) });
+/** GET of the job at `connections` connections, each with a fresh key of its own. */
+async function readLoad(ctx: BenchContext, seconds: number, connections = CONNECTIONS): Promise<LoadResult> {
+  const keys = await Promise.all(Array.from({ length: connections }, () => ctx.newKey()));
+  return load({ url: `${ctx.stack.base}/v1/jobs/${jobId}`, connections, seconds, headers: (i) => ({ authorization: `Bearer ${keys[i]}` }) });
+}
+
+/** serve's event-loop delay (p99 and max, ms) since the last scrape: prom-client resets its histogram at each. */
+async function eventLoopDelay(ctx: BenchContext): Promise<{ p99: number; max: number }> {
+  const res = await fetch(`${ctx.stack.base}/metrics`, { headers: { authorization: `Bearer ${ctx.stack.env.METRICS_TOKEN}` } });
+  if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}`);
+  const text = await res.text();
+  const gauge = (name: string) => Number(new RegExp(`^mediasvc_process_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1]) * 1000;
+  return { p99: gauge('p99'), max: gauge('max') };
+}
+
+/** One read run with the event-loop delay over it. */
+async function measuredRead(ctx: BenchContext, connections: number) {
+  await eventLoopDelay(ctx);
+  const { result, cores } = await coresWhile(ctx.stack.svc.child.pid!, () => readLoad(ctx, ctx.seconds, connections));
+  return { result, cores, delay: await eventLoopDelay(ctx) };
 }
 
 const row: BenchRow = {
@@ -50,10 +67,18 @@ const row: BenchRow = {
     await readLoad(ctx, 2);
   },
   async measure(ctx) {
-    const { result: product, cores } = await coresWhile(ctx.stack.svc.child.pid!, () => readLoad(ctx, ctx.seconds));
+    const { result: product, cores, delay } = await measuredRead(ctx, CONNECTIONS);
     const bare = await load({ url: `http://127.0.0.1:${peer!.port}/v1/jobs/${jobId}`, connections: CONNECTIONS, seconds: ctx.seconds });
     const ok = product.statuses[200] ?? 0;
-    return { rps: ok / ctx.seconds, p50: product.p50Ms, p99: product.p99Ms, non200: product.requests - ok, bareRps: bare.rps, bareP50: bare.p50Ms, bareP99: bare.p99Ms, ...coresFigures(cores) };
+    const one = await measuredRead(ctx, 1);
+    const bareOne = await load({ url: `http://127.0.0.1:${peer!.port}/v1/jobs/${jobId}`, connections: 1, seconds: ctx.seconds });
+    return {
+      rps: ok / ctx.seconds, p50: product.p50Ms, p99: product.p99Ms, non200: product.requests - ok + (one.result.requests - (one.result.statuses[200] ?? 0)),
+      bareRps: bare.rps, bareP50: bare.p50Ms, bareP99: bare.p99Ms, loopP99: delay.p99, loopMax: delay.max,
+      oneRps: (one.result.statuses[200] ?? 0) / ctx.seconds, oneP50: one.result.p50Ms, oneP99: one.result.p99Ms, oneLoopP99: one.delay.p99, oneLoopMax: one.delay.max,
+      bareOneRps: bareOne.rps, bareOneP50: bareOne.p50Ms, bareOneP99: bareOne.p99Ms,
+      ...coresFigures(cores),
+    };
   },
   report: (m) => [
     {
@@ -61,6 +86,13 @@ const row: BenchRow = {
       product: `${fmt.rate(m.rps!, 'req/s')}, p50 ${fmt.ms(m.p50!)}, p99 ${fmt.ms(m.p99!)}`,
       peer: `bare Koa, same JSON: ${fmt.rate(m.bareRps!, 'req/s')}, p50 ${fmt.ms(m.bareP50!)}, p99 ${fmt.ms(m.bareP99!)}`,
       ratio: fmt.ratio(m.rps!, m.bareRps!),
+    },
+    { what: '(same) serve\'s event-loop delay during the run', product: `p99 ${fmt.ms(m.loopP99!)}, max ${fmt.ms(m.loopMax!)}`, peer: '', ratio: '' },
+    {
+      what: '`GET /v1/jobs/{id}` (completed job), 1 connection',
+      product: `${fmt.rate(m.oneRps!, 'req/s')}, p50 ${fmt.ms(m.oneP50!)}, p99 ${fmt.ms(m.oneP99!)}; event-loop delay p99 ${fmt.ms(m.oneLoopP99!)}, max ${fmt.ms(m.oneLoopMax!)}`,
+      peer: `bare Koa, same JSON: ${fmt.rate(m.bareOneRps!, 'req/s')}, p50 ${fmt.ms(m.bareOneP50!)}, p99 ${fmt.ms(m.bareOneP99!)}`,
+      ratio: fmt.ratio(m.oneRps!, m.bareOneRps!),
     },
     { what: `(same) CPU cores used during the run, of ${os.availableParallelism()}`, product: coresLine(m), peer: '', ratio: '' },
   ],
