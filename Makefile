@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: help tools build run test test-fast test-container image test-noisy-neighbour lint lint-layers deps-graph clean bench bench-speech bench-speakers bench-media soak
+.PHONY: help tools build run test test-fast test-container image test-noisy-neighbour lint lint-layers deps-graph clean bench bench-speech bench-speakers bench-media bench-long soak
 
 help:
 	@echo "make run    start API + workers + embedded Temporal (data in ./data)"
@@ -77,6 +77,11 @@ test-noisy-neighbour: build
 # Only the speaker-label row of make bench: a 2-minute transcription with and without diarize, and the runner's peak memory.
 bench-speakers: build
 	@BENCH_ROWS='^speaker' node dist/test/bench/index.js
+
+# Only the long-media rows of make bench, one round: every file operation on 1, 10 and 60 minute
+# sources (BENCH_LONG_MINUTES; speech at BENCH_LONG_SPEECH_MINUTES), and 10 minutes of speech batched against sequential.
+bench-long: build
+	@BENCH_ROWS='^(long media|speech long)' BENCH_ROUNDS=$${BENCH_ROUNDS:-1} node dist/test/bench/index.js
 
 # Only the media rows of make bench: jobs end to end vs the bare ffmpeg / yt-dlp commands.
 bench-media: build

@@ -79,7 +79,7 @@ def main(req):
 
             # the speech between pauses (VAD) in windows of up to 30 s, decoded batch_size at a time.
             # Without timestamp tokens: with them, on 10 min of speech (base), it lost words at the
-            # windows' edges (WER 7.1 % against 4.2 % sequential; without them 3.1 %, 2.4x as fast).
+            # windows' edges (WER 7.1 % against 4.2 % sequential; without them 3.1 %, 1.6x as fast).
             # A window is then one segment, so its words cut it into sentences (sentence_segments).
             segments, info = BatchedInferencePipeline(model).transcribe(audio, batch_size=batch_size, without_timestamps=True, word_timestamps=True, **options)
             segments = sentence_segments(segments, model)

@@ -3,12 +3,11 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import sharp from 'sharp';
 import type { Storage } from '../../engines/storage';
-import type { ProbeResult } from '../../engines/ffmpeg/ffmpeg.engine';
 import { rawSamplesRecipe } from '../../engines/ffmpeg/recipes/audio';
 import { JobFailure } from '../../lib/job-failure';
 import type { JobOutput } from '../../jobs/types';
 import { durationOf, roundMs } from '../../activities/step/media-probe';
-import { withSource, type OpenedSource, type SourceReadDeps } from '../../activities/source/video-source';
+import { withSource, type OpenedSource, type SourceReadDeps, type SourceRef } from '../../activities/source/video-source';
 import type { StepDeps } from '../step-deps';
 import { audiowaveformData, drawPeaks, Peaks } from './peaks';
 import type { WaveformParams } from './spec';
@@ -17,12 +16,8 @@ export interface WaveformDeps extends SourceReadDeps {
   storage: Storage;
 }
 
-export interface DrawWaveformInput {
+export interface DrawWaveformInput extends SourceRef {
   jobId: string;
-  /** The downloaded source, in the job's work folder. */
-  sourceFile: string | null;
-  /** ffprobe of sourceFile when the fetch step made one. */
-  sourceProbe?: ProbeResult;
   title: string;
   params: WaveformParams;
   progressRange: [number, number];
@@ -35,7 +30,7 @@ export function createWaveformActivities(deps: WaveformDeps) {
   return {
     /** The peaks of the source's first audio track, as audiowaveform JSON or a PNG; result_data is measured from the decoded samples. */
     async drawWaveform(input: DrawWaveformInput): Promise<JobOutput> {
-      return withSource(deps, storage, input.jobId, { sourceFile: input.sourceFile, media: null, sourceProbe: input.sourceProbe }, (src) => draw(input, src));
+      return withSource(deps, storage, input.jobId, input, (src) => draw(input, src));
     },
   };
 

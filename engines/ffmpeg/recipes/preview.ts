@@ -58,10 +58,14 @@ function mosaicOnePass(input: InputOf, p: { times: number[]; columns: number; ro
   return { args: [...input([]), '-filter_complex', graph, '-frames:v', '1', ...JPEG, '-y', out], covers: 1 };
 }
 
-/** One fast-seeked input per tile (decoding only from the keyframe before each), the first frame of each, tiled. */
+/**
+ * One fast-seeked input per tile (decoding only from the keyframe before each), the first frame of
+ * each, tiled. Each input's decoder runs on one thread: 16 frame-threaded 720p decoders held 460 MB
+ * (an hour's source), single-threaded 324 MB, and finished sooner (1.55 s against 2.04 s).
+ */
 function mosaicBySeeks(input: InputOf, p: { times: number[]; columns: number; rows: number; width: number }, out: string): PreviewRecipe {
   const tile = Math.ceil(p.width / p.columns);
-  const inputs = p.times.flatMap((t) => input(['-ss', t.toFixed(3)]));
+  const inputs = p.times.flatMap((t) => input(['-threads', '1', '-ss', t.toFixed(3)]));
   const frames = p.times.map((_, i) => `[${i}:v:0]trim=end_frame=1,setpts=PTS-STARTPTS,scale=${tile}:-1:flags=lanczos,setsar=1[f${i}]`);
   const graph = `${frames.join(';')};${p.times.map((_, i) => `[f${i}]`).join('')}concat=n=${p.times.length}:v=1:a=0,tile=${p.columns}x${p.rows},scale=${p.width}:-1:flags=lanczos`;
   return { args: [...inputs, '-filter_complex', graph, '-frames:v', '1', ...JPEG, '-y', out], covers: 1 };

@@ -17,12 +17,15 @@ async function readLoad(ctx: BenchContext, seconds: number, connections = CONNEC
   return load({ url: `${ctx.stack.base}/v1/jobs/${jobId}`, connections, seconds, headers: (i) => ({ authorization: `Bearer ${keys[i]}` }) });
 }
 
-/** serve's event-loop delay (p99 and max, ms) since the last scrape: prom-client resets its histogram at each. */
+/** monitorEventLoopDelay's sampling interval as prom-client sets it (ms): each sample is the interval plus the delay. */
+const LOOP_RESOLUTION_MS = 10;
+
+/** serve's event-loop delay (p99 and max, ms, beyond the sampling interval) since the last scrape: prom-client resets its histogram at each. */
 async function eventLoopDelay(ctx: BenchContext): Promise<{ p99: number; max: number }> {
   const res = await fetch(`${ctx.stack.base}/metrics`, { headers: { authorization: `Bearer ${ctx.stack.env.METRICS_TOKEN}` } });
   if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}`);
   const text = await res.text();
-  const gauge = (name: string) => Number(new RegExp(`^mediasvc_process_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1]) * 1000;
+  const gauge = (name: string) => Number(new RegExp(`^mediasvc_process_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1]) * 1000 - LOOP_RESOLUTION_MS;
   return { p99: gauge('p99'), max: gauge('max') };
 }
 

@@ -4,8 +4,8 @@
 // what it held just before, and the peak growth of DATA_DIR while the job ran (its temporary disk,
 // the output included) against the source's size plus the output's.
 //
-// The sources are the shared speech recordings looped under a still picture (H.264 at 2 fps, AAC),
-// made once and cached. Transcription runs at BENCH_LONG_SPEECH_MINUTES (default 1 and 10): an hour
+// The sources are the shared speech recordings looped under ffmpeg's testsrc2 picture at 720p and
+// 2 fps (H.264, AAC 96 kb/s): about 4.4 MB a minute, made once and cached. Transcription runs at BENCH_LONG_SPEECH_MINUTES (default 1 and 10): an hour
 // of it takes longer than the rest of the bench together.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -54,7 +54,7 @@ async function speechUnit(): Promise<string> {
   return unit;
 }
 
-/** `minutes` of looped speech under a still 1280x720 picture: H.264 at 2 fps, AAC 96 kb/s, faststart. */
+/** `minutes` of looped speech under testsrc2 at 1280x720 and 2 fps: H.264, AAC 96 kb/s, faststart. */
 async function source(minutes: number): Promise<string> {
   const file = path.join(CACHE, `long${minutes}min.mp4`);
   if (fs.existsSync(file)) return file;
