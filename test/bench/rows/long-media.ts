@@ -129,9 +129,10 @@ segments, _ = model.transcribe(sys.argv[2], beam_size=5, vad_filter=True, word_t
 print(sum(1 for _ in segments))
 `;
 
-/** Bytes under a folder. */
+/** Bytes under a folder, each file once however many names it has (a download's output is a hard link to its fetched file). */
 function folderBytes(dir: string): number {
   let total = 0;
+  const seen = new Set<string>();
   const walk = (d: string) => {
     let entries: fs.Dirent[];
     try {
@@ -143,7 +144,11 @@ function folderBytes(dir: string): number {
       const p = path.join(d, e.name);
       try {
         if (e.isDirectory()) walk(p);
-        else if (e.isFile()) total += fs.statSync(p).size;
+        else if (e.isFile()) {
+          const st = fs.statSync(p);
+          if (!seen.has(`${st.dev}:${st.ino}`)) total += st.size;
+          seen.add(`${st.dev}:${st.ino}`);
+        }
       } catch {
         // removed while we looked
       }
