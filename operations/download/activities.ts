@@ -133,7 +133,7 @@ export function createDownloadActivities(deps: DownloadDeps) {
       const out = storage.outputPath(relative);
       await fs.mkdir(path.dirname(out), { recursive: true });
       if (step.outputOptions === null) {
-        // the fetched file is the output: a second name for it, not a second copy (an hour's copy took 1.5 s and its size again on disk)
+        // the fetched file is the output: a second name for it rather than a second copy of it on disk
         await fs.rm(out, { force: true }); // a retry's: never copy the file onto a name of itself
         await fs.link(src, out).catch(() => fs.copyFile(src, out));
       } else {
