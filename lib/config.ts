@@ -76,6 +76,7 @@ const EnvSchema = z.object({
   WHISPER_AUTO_DOWNLOAD: flag,
   WHISPER_BATCH_SIZE: z.coerce.number().int().min(0).max(64).optional(),
   WHISPER_BATCH_FROM_SECONDS: z.coerce.number().min(0).default(120),
+  WHISPER_SECTION_SECONDS: z.coerce.number().min(30).default(300),
   APERTIUM_PATH: z.string().default('apertium'),
   APERTIUM_MODES_DIR: z.string().default('/usr/share/apertium/modes'),
   DASHBOARD_SESSION_TTL_MINUTES: z.coerce.number().positive().default(720),
@@ -208,6 +209,8 @@ export type Config = {
   whisperBatchSize: number;
   /** Audio at least this long (seconds) is decoded in batches; shorter audio one window after another. */
   whisperBatchFromSeconds: number;
+  /** Long audio is read and decoded this many seconds at a time (cut at a quiet moment), so memory does not grow with its length. */
+  whisperSectionSeconds: number;
   apertiumPath: string;
   apertiumModesDir: string;
   /** Lifetime of a dashboard session from sign-in, ms. */
@@ -316,6 +319,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // one window per core, 2 to 8: on 2 cores batches of 2, 4 and 8 ran 10 min of speech equally fast, and smaller ones report progress sooner
     whisperBatchSize: e.WHISPER_BATCH_SIZE ?? Math.min(8, Math.max(2, os.availableParallelism())),
     whisperBatchFromSeconds: e.WHISPER_BATCH_FROM_SECONDS,
+    whisperSectionSeconds: e.WHISPER_SECTION_SECONDS,
     apertiumPath: e.APERTIUM_PATH,
     apertiumModesDir: e.APERTIUM_MODES_DIR,
     dashboardSessionTtlMs: e.DASHBOARD_SESSION_TTL_MINUTES * 60_000,

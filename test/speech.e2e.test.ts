@@ -30,7 +30,7 @@ describe('speech end to end: transcribe and translate through the API (serve, re
     longSpeech = fs.mkdtempSync(path.join(os.tmpdir(), 'speech-long-'));
     await execFileP('ffmpeg', ['-v', 'error', '-stream_loop', '13', '-i', path.join(SPEECH_DIR, 'jfk.wav'), '-c:a', 'pcm_s16le', path.join(longSpeech, 'jfk-x14.wav')]);
     media = await serveSpeechFiles(longSpeech);
-    s = await startServeStack({ name: 'speech', plan: 'pro', env: { WHISPER_AUTO_DOWNLOAD: '', WHISPER_MODEL_DIRS: '', HF_HUB_OFFLINE: '1' } });
+    s = await startServeStack({ name: 'speech', plan: 'pro', env: { WHISPER_AUTO_DOWNLOAD: '', WHISPER_MODEL_DIRS: '', HF_HUB_OFFLINE: '1', WHISPER_SECTION_SECONDS: '60' } });
   });
 
   after(async () => {
@@ -113,8 +113,8 @@ describe('speech end to end: transcribe and translate through the API (serve, re
     assert.equal(await credits(), before - 5);
   });
 
-  it('a long transcription (decoded in batches) reports progress as it goes, and sentence segments with their words', async () => {
-    // jfk.wav 14 times over: 154 s, past WHISPER_BATCH_FROM_SECONDS
+  it('a long transcription (decoded in batches, read in sections) reports progress as it goes, and sentence segments with their words', async () => {
+    // jfk.wav 14 times over: 154 s, past WHISPER_BATCH_FROM_SECONDS; this stack reads it in sections of about 60 s
     const created = await api('POST', '/v1/transcribe', { url: media.url('jfk-x14.wav'), model_size: 'base' });
     assert.equal(created.status, 202, JSON.stringify(created.body));
     const seen = new Set<number>();
@@ -140,6 +140,8 @@ describe('speech end to end: transcribe and translate through the API (serve, re
       for (const w of seg.words) assert.ok(w.start >= seg.start - 0.01 && w.end <= seg.end + 0.01, `word ${JSON.stringify(w)} outside ${seg.start}–${seg.end}`);
       last = seg.end;
     }
+    // every section's segments are there, at their place in the whole
+    assert.ok(last > 150, `the last segment ends at ${last} s of 154`);
   });
 
   describe('uploads and OpenAI SDK clients on the same stack', function () {

@@ -169,7 +169,7 @@ export const QUEUE_TABLE = {
     activities: ({ config, storage }: QueueDeps) => {
       const { registry, translator } = createSpeechServices(config);
       // one warm faster-whisper process per job this worker runs at once
-      const whisper = createWhisperEngine({ python: config.whisperPython, processes: config.queueConcurrency['media-speech'] ?? SPEECH_STEPS_AT_ONCE, batchSize: config.whisperBatchSize, batchFromSeconds: config.whisperBatchFromSeconds });
+      const whisper = createWhisperEngine({ python: config.whisperPython, processes: config.queueConcurrency['media-speech'] ?? SPEECH_STEPS_AT_ONCE, batchSize: config.whisperBatchSize, batchFromSeconds: config.whisperBatchFromSeconds, sectionSeconds: config.whisperSectionSeconds });
       const ffmpeg = createFfmpegEngine(config);
       const speech = { whisper, registry, translator };
       // recognition is shared by transcribe and translate (and downloads' subtitles, with their tracks); writing and translating are their own steps

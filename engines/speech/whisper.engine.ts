@@ -54,6 +54,8 @@ export interface WhisperResult {
   timings: Record<string, number>;
   /** Windows decoded at once (0: one after another, the audio being shorter than the batching threshold). */
   batch_size?: number;
+  /** Sections the audio was read and decoded in (one unless it is longer than a section). */
+  sections?: number;
   /** When diarization was asked for: [start, end, speaker] turns over the speech, speakers numbered from 0 in order of first speech. */
   speaker_turns?: SpeakerTurn[];
   /** With known speakers: the speakers whose voice matched a reference clip, by index. */
@@ -103,6 +105,8 @@ export interface WhisperEngineOptions {
   /** Windows of speech decoded at once, for audio of at least batchFromSeconds; 0 or 1: one after another. */
   batchSize?: number;
   batchFromSeconds?: number;
+  /** Seconds of audio read and decoded at a time (the runner's default: 300). */
+  sectionSeconds?: number;
   /** Warm runner processes at most (requests beyond wait for one); the speech queue's concurrency. */
   processes?: number;
 }
@@ -266,6 +270,7 @@ export function createWhisperEngine(opts: WhisperEngineOptions): WhisperEngine {
       beam_size: opts.beamSize ?? 5,
       batch_size: opts.batchSize ?? 0,
       batch_from_s: opts.batchFromSeconds ?? 0,
+      section_s: opts.sectionSeconds ?? null,
     };
   }
 

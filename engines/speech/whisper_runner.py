@@ -66,51 +66,64 @@ def main(req):
     words = bool(req.get("word_timestamps", True)) or diarize is not None
     result = {"passes": {}, "timings": {"load_s": round(load_s, 3)}}
     skip = set(req.get("translate_skip_languages") or [])
-    audio, batch_size = speech_audio(req)
+    audio = SpeechAudio(req["audio"])
+    total = audio.duration or 1.0
+    batch_size = int(req.get("batch_size") or 0)
+    if audio.duration < float(req.get("batch_from_s") or 0):
+        batch_size = 0  # below it a batch would hold a window or two, and sequential decoding is as fast
     result["batch_size"] = batch_size
+    section_s = float(req.get("section_s") or SECTION_S)
     for index, task in enumerate(tasks):
         if task == "translate" and index > 0 and language in skip:
             continue  # the detected language needs no speech translation (e.g. it is English already)
         t1 = time.monotonic()
         keep_words = words and task == "transcribe"
-        options = dict(task=task, language=language, beam_size=int(req.get("beam_size") or 5), vad_filter=True)
-        if batch_size > 1:
-            from faster_whisper import BatchedInferencePipeline
-
-            # the speech between pauses (VAD) in windows of up to 30 s, decoded batch_size at a time.
-            # Without timestamp tokens: with them, on 10 min of speech (base), it lost words at the
-            # windows' edges (WER 7.1 % against 4.2 % sequential; without them 3.1 %, 1.6x as fast).
-            # A window is then one segment, so its words cut it into sentences (sentence_segments).
-            segments, info = BatchedInferencePipeline(model).transcribe(audio, batch_size=batch_size, without_timestamps=True, word_timestamps=True, **options)
-            segments = sentence_segments(segments, model)
-        else:
-            segments, info = model.transcribe(audio, word_timestamps=keep_words, **options)
-        if index == 0:
-            language = info.language
-            result["language"] = info.language
-            result["language_probability"] = round(float(info.language_probability), 4)
-            probs = info.all_language_probs or [(info.language, info.language_probability)]
-            result["language_candidates"] = [
-                {"language": code, "probability": round(float(p), 4)} for code, p in probs[:3]
-            ]
-            result["duration"] = round(float(info.duration), 3)
-            result["duration_after_vad"] = round(float(info.duration_after_vad), 3)
         out = []
-        total = float(info.duration) or 1.0
-        for seg in segments:  # a generator: decoding happens while we iterate
-            item = {"start": round(seg.start, 3), "end": round(seg.end, 3), "text": seg.text.strip()}
-            # the decoder's own figures for the segment (OpenAI's verbose_json carries them)
-            item["decoding"] = {
-                "id": seg.id, "seek": seg.seek, "tokens": list(seg.tokens), "temperature": seg.temperature,
-                "avg_logprob": seg.avg_logprob, "compression_ratio": seg.compression_ratio, "no_speech_prob": seg.no_speech_prob,
-            }
-            if seg.words is not None and keep_words:
-                item["words"] = [
-                    {"word": w.word.strip(), "start": round(w.start, 3), "end": round(w.end, 3), "probability": round(w.probability, 4)}
-                    for w in seg.words
+        after_vad = 0.0
+        sections = 0
+        for offset, samples in audio.sections(section_s):
+            sections += 1
+            options = dict(task=task, language=language, beam_size=int(req.get("beam_size") or 5), vad_filter=True)
+            if batch_size > 1:
+                from faster_whisper import BatchedInferencePipeline
+
+                # the speech between pauses (VAD) in windows of up to 30 s, decoded batch_size at a time.
+                # Without timestamp tokens: with them, on 10 min of speech (base), it lost words at the
+                # windows' edges (WER 7.1 % against 4.2 % sequential; without them 3.1 %, 1.6x as fast).
+                # A window is then one segment, so its words cut it into sentences (sentence_segments).
+                segments, info = BatchedInferencePipeline(model).transcribe(samples, batch_size=batch_size, without_timestamps=True, word_timestamps=True, **options)
+                segments = sentence_segments(segments, model)
+            else:
+                segments, info = model.transcribe(samples, word_timestamps=keep_words, **options)
+            after_vad += float(info.duration_after_vad)
+            if index == 0 and sections == 1:
+                # the first section's language holds for the rest, and for the passes after this one
+                language = info.language
+                result["language"] = info.language
+                result["language_probability"] = round(float(info.language_probability), 4)
+                probs = info.all_language_probs or [(info.language, info.language_probability)]
+                result["language_candidates"] = [
+                    {"language": code, "probability": round(float(p), 4)} for code, p in probs[:3]
                 ]
-            out.append(item)
-            emit({"event": "progress", "pass": index, "passes": len(tasks), "done": min(seg.end, total), "total": total, "text": item["text"]})
+            first_id = len(out)
+            for seg in segments:  # a generator: decoding happens while we iterate
+                item = {"start": round(offset + seg.start, 3), "end": round(offset + seg.end, 3), "text": seg.text.strip()}
+                # the decoder's own figures for the segment (OpenAI's verbose_json carries them)
+                item["decoding"] = {
+                    "id": first_id + seg.id, "seek": seg.seek + round(offset * FRAMES_PER_SECOND), "tokens": list(seg.tokens), "temperature": seg.temperature,
+                    "avg_logprob": seg.avg_logprob, "compression_ratio": seg.compression_ratio, "no_speech_prob": seg.no_speech_prob,
+                }
+                if seg.words is not None and keep_words:
+                    item["words"] = [
+                        {"word": w.word.strip(), "start": round(offset + w.start, 3), "end": round(offset + w.end, 3), "probability": round(w.probability, 4)}
+                        for w in seg.words
+                    ]
+                out.append(item)
+                emit({"event": "progress", "pass": index, "passes": len(tasks), "done": min(item["end"], total), "total": total, "text": item["text"]})
+        if index == 0:
+            result["duration"] = round(audio.duration, 3)
+            result["duration_after_vad"] = round(after_vad, 3)
+            result["sections"] = sections
         emit({"event": "progress", "pass": index, "passes": len(tasks), "done": total, "total": total})
         result["passes"][task] = {"segments": out}
         result["timings"][task + "_s"] = round(time.monotonic() - t1, 3)
@@ -127,16 +140,85 @@ def main(req):
     emit({"event": "done"})
 
 
-def speech_audio(req):
-    """The decoded audio, and the batch size for it: batched decoding from batch_from_s seconds on
-    (below it a batch would hold a window or two, and sequential decoding is as fast)."""
-    from faster_whisper.audio import decode_audio
+SAMPLE_RATE = 16000
+# faster-whisper's `seek` counts feature frames: 100 a second
+FRAMES_PER_SECOND = 100
+# Long audio is decoded a section at a time, so memory stays the same for an hour as for minutes:
+# the audio as float32, the VAD's chunks and their features would otherwise take ~0.5 GB an hour.
+SECTION_S = 300.0
+# A section ends at the quietest tenth of a second in its last part (at most this long)...
+CUT_SEARCH_S = 30.0
+# ...and takes the rest of the audio when less than this fraction of a section would be left.
+LAST_FRACTION = 0.25
 
-    audio = decode_audio(req["audio"])
-    batch_size = int(req.get("batch_size") or 0)
-    if len(audio) / 16000 < float(req.get("batch_from_s") or 0):
-        batch_size = 0
-    return audio, batch_size
+
+class SpeechAudio:
+    """The job's 16 kHz mono audio, read a section at a time from its PCM WAV. Anything else (another
+    format, another rate) is decoded whole by faster-whisper's decoder, as before sections."""
+
+    def __init__(self, path):
+        import wave
+
+        self.path = path
+        self.whole = None
+        try:
+            with wave.open(path, "rb") as w:
+                if (w.getnchannels(), w.getsampwidth(), w.getframerate()) != (1, 2, SAMPLE_RATE):
+                    raise wave.Error("not 16 kHz mono 16-bit PCM")
+                self.frames = w.getnframes()
+        except (wave.Error, EOFError):
+            from faster_whisper.audio import decode_audio
+
+            self.whole = decode_audio(path)
+            self.frames = len(self.whole)
+        self.duration = self.frames / SAMPLE_RATE
+
+    def sections(self, section_s):
+        """(offset in seconds, float32 samples) for each section, each cut at a quiet moment."""
+        import numpy as np
+
+        size = max(int(section_s * SAMPLE_RATE), SAMPLE_RATE)
+        if self.whole is not None:
+            start = 0
+            while True:
+                rest = self.whole[start:]
+                cut = len(rest) if len(rest) <= size * (1 + LAST_FRACTION) else quiet_cut(rest[:size])
+                yield start / SAMPLE_RATE, rest[:cut]
+                start += cut
+                if start >= len(self.whole):
+                    return
+        import wave
+
+        with wave.open(self.path, "rb") as w:
+            start, carry = 0, np.empty(0, dtype="<i2")
+            while True:
+                left = self.frames - start
+                want = left if left <= size * (1 + LAST_FRACTION) else size
+                buf = np.concatenate([carry, np.frombuffer(w.readframes(want - len(carry)), dtype="<i2")])
+                if len(buf) == 0:
+                    if start == 0:  # no audio at all: recognised as before sections, once
+                        yield 0.0, buf.astype(np.float32)
+                    return
+                cut = len(buf) if want == left or len(buf) < want else quiet_cut(buf)
+                yield start / SAMPLE_RATE, buf[:cut].astype(np.float32) / 32768.0
+                if cut == len(buf):
+                    return
+                carry, start = buf[cut:].copy(), start + cut
+
+
+def quiet_cut(samples):
+    """Where to end a section: the middle of its quietest 100 ms in the last CUT_SEARCH_S (or quarter)."""
+    import numpy as np
+
+    frame, hop = SAMPLE_RATE // 10, SAMPLE_RATE // 20
+    search = int(min(CUT_SEARCH_S * SAMPLE_RATE, len(samples) // 4))
+    tail = samples[len(samples) - search :].astype(np.float64)
+    if len(tail) < frame:
+        return len(samples)
+    energy = np.concatenate([[0.0], np.cumsum(tail * tail)])
+    starts = np.arange(0, len(tail) - frame + 1, hop)
+    quietest = int(starts[np.argmin(energy[starts + frame] - energy[starts])])
+    return len(samples) - search + quietest + frame // 2
 
 
 # A sentence ends at a word ending in one of these (closing quotes and brackets aside), unless
