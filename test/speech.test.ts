@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { alignByTime } from '../activities/speech/alignment';
 import { inspectModelDir, ModelRegistry, ModelSelectionError } from '../engines/speech/model-registry';
 import { toSrt, toVtt } from '../engines/speech/subtitles';
+import { createWhisperEngine } from '../engines/speech/whisper.engine';
 import { createApertiumEngine, modesToPairs } from '../engines/translate/apertium.engine';
 import { planSpeechTranslation } from '../engines/translate/speech-plan';
 import { planRoute, reachablePairs, translateRoute, type LanguagePair } from '../engines/translate/translation-engine';
@@ -194,6 +196,36 @@ describe('speech: model registry, Apertium and the faster-whisper activities', f
       assert.ok(cands[0]!.probability >= cands[1]!.probability && cands[1]!.probability >= cands[2]!.probability);
       assert.ok(progress.length >= 2 && progress.at(-1)! >= 95, `progress ${progress.join(',')}`);
       assert.deepEqual([...progress].sort((a, b) => a - b), progress, 'progress only grows');
+    });
+
+    it('reads audio in sections at quiet moments, also audio that is not 16 kHz mono and a WAV shorter than its header says', async () => {
+      const whisper = createWhisperEngine({ python: config.whisperPython, sectionSeconds: 10 });
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'speech-sections-'));
+      try {
+        const base = services.registry.select('base', null).model;
+        // jfk.wav three times over (33 s) at 44.1 kHz stereo: decoded whole, then cut into sections
+        const stereo = path.join(dir, 'jfk-x3-44k.wav');
+        execFileSync('ffmpeg', ['-v', 'error', '-stream_loop', '2', '-i', path.join(SPEECH_DIR, 'jfk.wav'), '-ar', '44100', '-ac', '2', stereo]);
+        // the same as the job's 16 kHz mono WAV, cut off after two of the three (22 s) with its header still saying 33 s
+        const cut = path.join(dir, 'jfk-x3-cut.wav');
+        execFileSync('ffmpeg', ['-v', 'error', '-stream_loop', '2', '-i', path.join(SPEECH_DIR, 'jfk.wav'), '-ar', '16000', '-ac', '1', '-c:a', 'pcm_s16le', '-fflags', '+bitexact', cut]);
+        fs.truncateSync(cut, 44 + 22 * 16000 * 2 + 1); // and inside a sample
+        for (const [audio, times] of [[stereo, 3], [cut, 2]] as const) {
+          const res = await whisper.run({ model: base, audio, language: null, tasks: ['transcribe'], wordTimestamps: true, output: path.join(dir, 'out.json') });
+          const segments = res.passes.transcribe!.segments;
+          const text = segments.map((s) => s.text).join(' ');
+          assert.ok((res.sections ?? 0) >= 2, `${path.basename(audio)}: ${res.sections} sections`);
+          assert.equal(res.language, 'en');
+          // the recording as many times as it was said: nothing lost or doubled at a section's edge
+          const wer = wordErrorRate(Array(times).fill(EXPECTED['jfk.wav']!.text!).join(' '), text);
+          assert.ok(wer <= 0.15, `${path.basename(audio)}: WER ${wer}: ${text}`);
+          assertMonotonic(segments);
+          segments.forEach((s, i) => assert.equal(s.decoding?.id, i + 1, `ids run on across sections: ${JSON.stringify(segments.map((x) => x.decoding?.id))}`));
+        }
+      } finally {
+        whisper.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it('french.aiff is detected as French', async () => {
