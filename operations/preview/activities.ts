@@ -3,9 +3,10 @@ import path from 'node:path';
 import sharp from 'sharp';
 import type { ProbeResult, ProbeStream } from '../../engines/ffmpeg/ffmpeg.engine';
 import { readMp4File } from '../../engines/ffmpeg/mp4-index';
-import { clipRecipe, gifRecipe, mosaicReadsOnce, mosaicRecipe, mosaicTimes, storyboardFiles, storyboardPlan, storyboardRecipe, thumbnailRecipe, type InputOf, type PreviewRecipe } from '../../engines/ffmpeg/recipes/preview';
+import { clipRecipe, gifRecipe, mosaicOnePassRecipe, mosaicReadsOnce, mosaicTileRuns, mosaicTimes, storyboardFiles, storyboardPlan, storyboardRecipe, thumbnailRecipe, type InputOf, type MosaicTileRuns, type PreviewRecipe } from '../../engines/ffmpeg/recipes/preview';
 import type { Storage } from '../../engines/storage';
 import type { JobOutput } from '../../jobs/types';
+import { layOutSheet } from './mosaic-sheet';
 import { PREVIEW_LIMITS, type PreviewParams } from './spec';
 import { JobFailure } from '../../lib/job-failure';
 import { parseTimeString } from '../../lib/time';
@@ -42,13 +43,25 @@ export function createPreviewActivities(deps: PreviewDeps) {
     const out = storage.outputPath(relative);
     await fs.mkdir(path.dirname(out), { recursive: true });
     await fs.rm(out, { force: true }); // a retry must not measure an earlier attempt's file
-    const recipe = previewRecipe(p, { ...videoOf(await src.probe()), remote: src.remote }, (before) => src.input(before), out);
-    await src.run(recipe.args, recipe.covers, input.progressRange);
+    const tilesDir = path.join(storage.workDirOf(input.jobId), 'mosaic-tiles');
+    const recipe = previewRecipe(p, { ...videoOf(await src.probe()), remote: src.remote }, (before) => src.input(before), out, tilesDir);
+    if ('runs' in recipe) await mosaicBySeeks(src, recipe, tilesDir, out, input.progressRange);
+    else await src.run(recipe.args, recipe.covers, input.progressRange);
     const measured = await measure(out, ext);
     if (!measured) throw src.unreadable('No frame could be taken from the source at that time');
     const filesize = (await fs.stat(out)).size;
     await storage.commitOutput(relative);
     return { outputFile: relative, resultData: { preview_type: p.preview_type, ...measured, filesize } };
+  }
+
+  /** A mosaic's tiles, a few seeks per ffmpeg run (so only a few decoders are open at once), then laid out on one sheet. */
+  async function mosaicBySeeks(src: OpenedSource, plan: MosaicTileRuns, dir: string, out: string, [from, to]: [number, number]): Promise<void> {
+    await fs.rm(dir, { recursive: true, force: true });
+    await fs.mkdir(dir, { recursive: true });
+    const share = (to - from) / plan.runs.length;
+    for (const [i, run] of plan.runs.entries()) await src.run(run.args, run.covers, [from + i * share, from + (i + 1) * share]);
+    await layOutSheet(plan.tiles, plan.sheet, out);
+    await fs.rm(dir, { recursive: true, force: true });
   }
 
   /** A storyboard: the sprite from one ffmpeg pass, then its WebVTT (the job's first file) and JSON, measured from the sprite. */
@@ -125,7 +138,7 @@ function framesPerSecond(frames: number, duration: number): number {
 }
 
 /** The recipe for the requested preview, its times checked against the source (a time past the end fails the job). */
-function previewRecipe(p: PreviewParams, source: { probe: ProbeResult; video: ProbeStream; duration: number; remote: boolean }, input: InputOf, out: string): PreviewRecipe {
+function previewRecipe(p: PreviewParams, source: { probe: ProbeResult; video: ProbeStream; duration: number; remote: boolean }, input: InputOf, out: string, tilesDir: string): PreviewRecipe | MosaicTileRuns {
   const { duration } = source;
   const at = (v: string | null, fallback: number) => (v === null ? fallback : (parseTimeString(v) ?? fallback));
   const window = (defaultLength: number) => {
@@ -142,10 +155,11 @@ function previewRecipe(p: PreviewParams, source: { probe: ProbeResult; video: Pr
       return thumbnailRecipe(input, { at: t, width: p.width }, out);
     }
     case 'mosaic': {
-      const columns = p.columns ?? 4;
-      const rows = p.rows ?? 4;
+      const columns = p.columns ?? PREVIEW_LIMITS.mosaic.columns.default;
+      const rows = p.rows ?? PREVIEW_LIMITS.mosaic.rows.default;
       const times = mosaicTimes(source.video, duration, columns * rows);
-      return mosaicRecipe(input, { times, columns, rows, width: p.width, readOnce: source.remote && mosaicReadsOnce(source.video, times, duration, Number(source.probe.format?.size) || undefined) }, out);
+      const readOnce = source.remote && mosaicReadsOnce(source.video, times, duration, Number(source.probe.format?.size) || undefined);
+      return readOnce ? mosaicOnePassRecipe(input, { times, columns, rows, width: p.width }, out) : mosaicTileRuns(input, { times, columns, rows, width: p.width }, tilesDir);
     }
     case 'clip':
       return clipRecipe(input, { ...window(10), width: p.width, hasAudio: source.probe.streams.some((s) => s.codec_type === 'audio') }, out);

@@ -42,7 +42,7 @@ export function createWaveformActivities(deps: WaveformDeps) {
     const sampleRate = Number(audio.sample_rate) > 0 ? Number(audio.sample_rate) : 44100;
     // the decoded samples stream from ffmpeg into the peaks: nothing decoded touches the disk
     const peaks = new Peaks(params.format === 'json' ? params.points! : params.width!);
-    await src.run(rawSamplesRecipe(src.input, { sampleRate }, 'pipe:1'), durationOf(probe), input.progressRange, (stdout) => addSamples(stdout, peaks));
+    await src.run(rawSamplesRecipe(src.input, { sampleRate }), durationOf(probe), input.progressRange, (stdout) => addSamples(stdout, peaks));
     peaks.finish();
     if (peaks.totalSamples === 0) throw src.unreadable('The source\'s audio track holds no samples');
 

@@ -84,10 +84,10 @@ describe('waveform: request form and peaks', () => {
     assert.equal(rowOf(-16384, h), 24);
   });
 
-  it("decodes the first audio track to headerless mono 16-bit samples at the source's own rate", () => {
+  it("decodes the first audio track to headerless mono 16-bit samples at the source's own rate, on standard output in full blocks", () => {
     const input = (before: string[]) => [...before, '-i', 'https://cdn.example/a.mp3'];
-    assert.deepEqual(rawSamplesRecipe(input, { sampleRate: 48_000 }, 'pipe:1'), [
-      '-i', 'https://cdn.example/a.mp3', '-map', '0:a:0', '-vn', '-ac', '1', '-ar', '48000', '-c:a', 'pcm_s16le', '-f', 's16le', '-y', 'pipe:1',
+    assert.deepEqual(rawSamplesRecipe(input, { sampleRate: 48_000 }), [
+      '-i', 'https://cdn.example/a.mp3', '-map', '0:a:0', '-vn', '-ac', '1', '-ar', '48000', '-c:a', 'pcm_s16le', '-flush_packets', '0', '-f', 's16le', '-y', 'pipe:1',
     ]);
   });
 });

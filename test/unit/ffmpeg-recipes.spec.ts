@@ -11,7 +11,7 @@ import {
   normalizeFilter,
   timeWindow,
 } from '../../engines/ffmpeg/recipes/download';
-import { clipRecipe, gifRecipe, mosaicReadsOnce, mosaicRecipe, mosaicTimes, thumbnailRecipe } from '../../engines/ffmpeg/recipes/preview';
+import { clipRecipe, gifRecipe, mosaicOnePassRecipe, mosaicReadsOnce, mosaicTileRuns, mosaicTimes, thumbnailRecipe } from '../../engines/ffmpeg/recipes/preview';
 
 const file = (before: string[]) => [...before, '-i', 'in.mp4'];
 const h264 = (crf: number) => ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(crf), '-pix_fmt', 'yuv420p'];
@@ -32,17 +32,26 @@ describe('ffmpeg recipes: previews', () => {
     assert.deepEqual(r.args, ['-ss', '0.250', '-i', 'in.mp4', '-map', '0:v:0', '-frames:v', '1', '-vf', 'scale=160:-1:flags=lanczos', '-q:v', '2', '-update', '1', '-f', 'image2', '-c:v', 'mjpeg', '-y', 'o.jpg']);
   });
 
-  it('mosaic: one seeked input per tile, decoded on one thread, each tile width the sheet over the columns (rounded up), tiled then scaled', () => {
-    const r = mosaicRecipe(file, { times: [1, 2, 3], columns: 3, rows: 1, width: 500 }, 'o.jpg');
-    assert.deepEqual(r.args.slice(0, 13), ['-threads', '1', '-ss', '1.000', '-i', 'in.mp4', '-threads', '1', '-ss', '2.000', '-i', 'in.mp4', '-threads']);
-    const graph = r.args[r.args.indexOf('-filter_complex') + 1]!;
-    assert.match(graph, /^\[0:v:0\]trim=end_frame=1,setpts=PTS-STARTPTS,scale=167:-1:flags=lanczos,setsar=1\[f0\];/);
-    assert.match(graph, /\[f0\]\[f1\]\[f2\]concat=n=3:v=1:a=0,tile=3x1,scale=500:-1:flags=lanczos$/);
-    assert.deepEqual(r.args.slice(-12), ['-frames:v', '1', '-q:v', '2', '-update', '1', '-f', 'image2', '-c:v', 'mjpeg', '-y', 'o.jpg']);
+  it('mosaic by seeks: four seeked inputs per run, decoded on one thread, each tile its own PNG the sheet\'s width over the columns (rounded up)', () => {
+    const r = mosaicTileRuns(file, { times: [1, 2, 3, 4, 5, 6], columns: 3, rows: 2, width: 500 }, 'tiles');
+    assert.deepEqual(r.sheet, { columns: 3, rows: 2, tileWidth: 167, width: 500 });
+    assert.deepEqual(r.tiles, ['tiles/tile-00.png', 'tiles/tile-01.png', 'tiles/tile-02.png', 'tiles/tile-03.png', 'tiles/tile-04.png', 'tiles/tile-05.png']);
+    assert.equal(r.runs.length, 2);
+    const [first, second] = r.runs.map((run) => run.args);
+    assert.deepEqual(first!.slice(0, 13), ['-threads', '1', '-ss', '1.000', '-i', 'in.mp4', '-threads', '1', '-ss', '2.000', '-i', 'in.mp4', '-threads']);
+    assert.equal(first!.filter((a) => a === '-i').length, 4);
+    assert.equal(second!.filter((a) => a === '-i').length, 2);
+    assert.match(second!.join(' '), /^-threads 1 -ss 5\.000 -i in\.mp4 -threads 1 -ss 6\.000 -i in\.mp4 /);
+    const graph = second![second!.indexOf('-filter_complex') + 1]!;
+    assert.equal(graph, '[0:v:0]trim=end_frame=1,setpts=PTS-STARTPTS,scale=167:-1:flags=lanczos,setsar=1[f0];[1:v:0]trim=end_frame=1,setpts=PTS-STARTPTS,scale=167:-1:flags=lanczos,setsar=1[f1]');
+    assert.deepEqual(second!.slice(-22), [
+      '-map', '[f0]', '-frames:v', '1', '-update', '1', '-f', 'image2', '-c:v', 'png', '-y', 'tiles/tile-04.png',
+      '-map', '[f1]', '-frames:v', '1', '-update', '1', '-f', 'image2', '-c:v', 'png', '-y', 'tiles/tile-05.png',
+    ]);
   });
 
   it('mosaic read once: one input, each tile the first frame at or after its time (select), tiled then scaled', () => {
-    const r = mosaicRecipe(file, { times: [1, 2.5], columns: 2, rows: 1, width: 500, readOnce: true }, 'o.jpg');
+    const r = mosaicOnePassRecipe(file, { times: [1, 2.5], columns: 2, rows: 1, width: 500 }, 'o.jpg');
     assert.deepEqual(r.args.slice(0, 4), ['-i', 'in.mp4', '-filter_complex', "[0:v:0]setpts=PTS-STARTPTS,select='gte(t,1.000)*lt(prev_t,1.000)+gte(t,2.500)*lt(prev_t,2.500)',scale=250:-1:flags=lanczos,setsar=1,tile=2x1,scale=500:-1:flags=lanczos"]);
     assert.deepEqual(r.args.slice(-12), ['-frames:v', '1', '-q:v', '2', '-update', '1', '-f', 'image2', '-c:v', 'mjpeg', '-y', 'o.jpg']);
   });

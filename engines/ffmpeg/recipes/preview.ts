@@ -24,14 +24,6 @@ export function thumbnailRecipe(input: InputOf, p: { at: number; width: number }
 }
 
 /**
- * A mosaic of a short source read over the network reads it once; a longer one, or a local file,
- * seeks per tile (see mosaicReadsOnce). Either way each tile is the first frame at or after its time.
- */
-export function mosaicRecipe(input: InputOf, p: { times: number[]; columns: number; rows: number; width: number; readOnce?: boolean }, out: string): PreviewRecipe {
-  return p.readOnce ? mosaicOnePass(input, p, out) : mosaicBySeeks(input, p, out);
-}
-
-/**
  * A URL's source this small (up to 64 MB, and as many pixels as 90 s of 720p, about a second of
  * decoding) is decoded once rather than seeked per tile. The seek reads each open the URL and stream
  * ahead of their frame until the last tile is taken: a 60 s 720p source took 2.3 s and 342 MB over
@@ -50,8 +42,12 @@ export function mosaicReadsOnce(video: { width?: number; height?: number; avg_fr
   return times.every((t, i) => t - (i === 0 ? 0 : times[i - 1]!) >= 2 * frame);
 }
 
-/** One sequential decode: each tile is the first frame whose time reaches the tile's, picked by select. */
-function mosaicOnePass(input: InputOf, p: { times: number[]; columns: number; rows: number; width: number }, out: string): PreviewRecipe {
+/**
+ * A mosaic of a short source read over the network (see mosaicReadsOnce): one sequential decode, each
+ * tile the first frame whose time reaches the tile's, picked by select. Any other mosaic seeks per
+ * tile (mosaicTileRuns); either way a tile is the first frame at or after its time.
+ */
+export function mosaicOnePassRecipe(input: InputOf, p: { times: number[]; columns: number; rows: number; width: number }, out: string): PreviewRecipe {
   const tile = Math.ceil(p.width / p.columns);
   const pick = p.times.map((t) => `gte(t,${t.toFixed(3)})*lt(prev_t,${t.toFixed(3)})`).join('+');
   const graph = `[0:v:0]setpts=PTS-STARTPTS,select='${pick}',scale=${tile}:-1:flags=lanczos,setsar=1,tile=${p.columns}x${p.rows},scale=${p.width}:-1:flags=lanczos`;
@@ -59,16 +55,37 @@ function mosaicOnePass(input: InputOf, p: { times: number[]; columns: number; ro
 }
 
 /**
- * One fast-seeked input per tile (decoding only from the keyframe before each), the first frame of
- * each, tiled. Each input's decoder runs on one thread: 16 frame-threaded 720p decoders held 460 MB
- * (an hour's source), single-threaded 324 MB, and finished sooner (1.55 s against 2.04 s).
+ * Tiles per ffmpeg run when a mosaic seeks. Each seeking input holds its own demuxer and decoder
+ * (about 17 MB of 720p beside ffmpeg's 70 MB): 16 inputs in one run held 324 MB on an hour's source,
+ * four runs of four held 122 MB each, and took no longer (2.4 s in all against 2.7 s).
  */
-function mosaicBySeeks(input: InputOf, p: { times: number[]; columns: number; rows: number; width: number }, out: string): PreviewRecipe {
-  const tile = Math.ceil(p.width / p.columns);
-  const inputs = p.times.flatMap((t) => input(['-threads', '1', '-ss', t.toFixed(3)]));
-  const frames = p.times.map((_, i) => `[${i}:v:0]trim=end_frame=1,setpts=PTS-STARTPTS,scale=${tile}:-1:flags=lanczos,setsar=1[f${i}]`);
-  const graph = `${frames.join(';')};${p.times.map((_, i) => `[f${i}]`).join('')}concat=n=${p.times.length}:v=1:a=0,tile=${p.columns}x${p.rows},scale=${p.width}:-1:flags=lanczos`;
-  return { args: [...inputs, '-filter_complex', graph, '-frames:v', '1', ...JPEG, '-y', out], covers: 1 };
+export const MOSAIC_TILES_PER_RUN = 4;
+
+/** A mosaic by seeks: ffmpeg runs, each writing its tiles (scaled, as PNGs) to `tiles`; the caller lays them out. */
+export interface MosaicTileRuns {
+  runs: PreviewRecipe[];
+  /** One file per tile, in the sheet's order (left to right, top to bottom); a tile without a frame has none. */
+  tiles: string[];
+  /** How the tiles lie: tileWidth is the sheet's width over the columns, rounded up (the laid-out sheet is scaled to its width). */
+  sheet: { columns: number; rows: number; tileWidth: number; width: number };
+}
+
+/**
+ * One fast-seeked input per tile (decoding only from the keyframe before each, on one thread), the
+ * first frame of each as its own output, MOSAIC_TILES_PER_RUN inputs per run.
+ */
+export function mosaicTileRuns(input: InputOf, p: { times: number[]; columns: number; rows: number; width: number }, dir: string): MosaicTileRuns {
+  const tileWidth = Math.ceil(p.width / p.columns);
+  const tiles = p.times.map((_, i) => `${dir}/tile-${String(i).padStart(2, '0')}.png`);
+  const runs: PreviewRecipe[] = [];
+  for (let first = 0; first < p.times.length; first += MOSAIC_TILES_PER_RUN) {
+    const times = p.times.slice(first, first + MOSAIC_TILES_PER_RUN);
+    const inputs = times.flatMap((t) => input(['-threads', '1', '-ss', t.toFixed(3)]));
+    const graph = times.map((_, i) => `[${i}:v:0]trim=end_frame=1,setpts=PTS-STARTPTS,scale=${tileWidth}:-1:flags=lanczos,setsar=1[f${i}]`).join(';');
+    const outputs = times.flatMap((_, i) => ['-map', `[f${i}]`, '-frames:v', '1', '-update', '1', '-f', 'image2', '-c:v', 'png', '-y', tiles[first + i]!]);
+    runs.push({ args: [...inputs, '-filter_complex', graph, ...outputs], covers: 1 });
+  }
+  return { runs, tiles, sheet: { columns: p.columns, rows: p.rows, tileWidth, width: p.width } };
 }
 
 /**

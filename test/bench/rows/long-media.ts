@@ -25,6 +25,8 @@ const LIBRIVOX = '/usr/share/pocketsphinx/test/data/librivox';
 const minutesOf = (v: string | undefined, fallback: number[]) => (v ? v.split(',').map(Number).filter((n) => n > 0) : fallback);
 const MINUTES = minutesOf(process.env.BENCH_LONG_MINUTES, [1, 10, 60]);
 const SPEECH_MINUTES = minutesOf(process.env.BENCH_LONG_SPEECH_MINUTES, [1, 10]);
+/** Only the operations whose name matches (BENCH_LONG_OPS, a regular expression), e.g. `Mosaic|Waveform`. */
+const ONLY = new RegExp(process.env.BENCH_LONG_OPS ?? '', 'i');
 
 /** The bounds of the long-media goal: time against the bare command, memory above idle, disk against source + output. */
 const BOUND = { ratio: 1.2, speechRatio: 1.0, memoryMb: 200 };
@@ -208,7 +210,7 @@ const row: BenchRow = {
       const url = origin!.url(name);
       const sourceBytes = fs.statSync(path.join(CACHE, name)).size;
       for (const [i, op] of ops.entries()) {
-        if (op.speech && !SPEECH_MINUTES.includes(m)) continue;
+        if ((op.speech && !SPEECH_MINUTES.includes(m)) || !ONLY.test(op.name)) continue;
         await ctx.quiesce();
         const { result, memory, disk } = await sampled(ctx.stack, () => job(ctx.stack, op.body(url)));
         const t0 = performance.now();
