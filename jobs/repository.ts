@@ -19,14 +19,27 @@ export function findAccountJob(em: EntityManager, accountId: string, jobId: stri
 }
 
 /**
- * findAccountJob for reading only: one plain select on the reading connection, mapped by the ORM
- * without query building (the job read is the API's commonest request, and building the query was
- * most of its cost).
+ * findAccountJob for reading only: one plain select on the reading connection, without query
+ * building, and a Job the EntityManager does not manage (the job read is the API's commonest
+ * request: building the query, then merging the row into the identity map with a snapshot for change
+ * tracking, were most of its cost).
  */
 export async function readAccountJob(em: EntityManager, accountId: string, jobId: string): Promise<Job | null> {
   if (!JOB_ID.test(jobId)) return null;
   const rows = await readRows(em, 'select * from jobs where id = ? and account_id = ?', [jobId.toLowerCase(), accountId]);
-  return rows[0] ? em.map(Job, rows[0] as never) : null;
+  return rows[0] ? unmanagedJob(em, rows[0]) : null;
+}
+
+/** A job row as a Job, with the ORM's column names and conversions (dates, JSON), outside the identity map: to read, never to change. */
+function unmanagedJob(em: EntityManager, row: Record<string, unknown>): Job {
+  const meta = em.getMetadata().get<Job>(Job.name);
+  const platform = em.getPlatform();
+  const data = em.getDriver().mapResult(row as never, meta) as Record<string, unknown>;
+  for (const prop of meta.props) {
+    const value = data[prop.name];
+    if (prop.customType && value !== null && value !== undefined) data[prop.name] = prop.customType.convertToJSValue(value, platform);
+  }
+  return Object.assign(Object.create(Job.prototype) as Job, data);
 }
 
 export interface JobFilter {

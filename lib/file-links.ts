@@ -2,8 +2,13 @@ import crypto from 'node:crypto';
 
 export type LinkCheck = { ok: true; jobId: string; expiresAt: Date } | { ok: false; reason: 'invalid' | 'expired' };
 
+/** Signatures kept for reuse: a job read signs each of its files' links, and clients poll. */
+const SIGNATURES_KEPT = 10_000;
+
 /** Signs and verifies `/v1/files/{token}` tokens: `{jobId}.{expiresEpochSeconds}.{hmac}`. */
 export class FileLinks {
+  private readonly signatures = new Map<string, string>();
+
   constructor(
     private readonly secret: string,
     private readonly baseUrl: string,
@@ -41,6 +46,12 @@ export class FileLinks {
   }
 
   private sign(payload: string): string {
-    return crypto.createHmac('sha256', this.secret).update(payload).digest('base64url');
+    let sig = this.signatures.get(payload);
+    if (sig === undefined) {
+      sig = crypto.createHmac('sha256', this.secret).update(payload).digest('base64url');
+      if (this.signatures.size >= SIGNATURES_KEPT) this.signatures.clear();
+      this.signatures.set(payload, sig);
+    }
+    return sig;
   }
 }
