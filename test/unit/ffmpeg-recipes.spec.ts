@@ -44,7 +44,7 @@ describe('ffmpeg recipes: previews', () => {
     assert.match(second!.join(' '), /^-threads 1 -ss 5\.000 -i in\.mp4 -threads 1 -ss 6\.000 -i in\.mp4 /);
     const graph = second![second!.indexOf('-filter_complex') + 1]!;
     assert.equal(graph, '[0:v:0]trim=end_frame=1,setpts=PTS-STARTPTS,scale=167:-1:flags=lanczos,setsar=1[f0];[1:v:0]trim=end_frame=1,setpts=PTS-STARTPTS,scale=167:-1:flags=lanczos,setsar=1[f1]');
-    assert.deepEqual(second!.slice(-22), [
+    assert.deepEqual(second!.slice(-24), [
       '-map', '[f0]', '-frames:v', '1', '-update', '1', '-f', 'image2', '-c:v', 'png', '-y', 'tiles/tile-04.png',
       '-map', '[f1]', '-frames:v', '1', '-update', '1', '-f', 'image2', '-c:v', 'png', '-y', 'tiles/tile-05.png',
     ]);
