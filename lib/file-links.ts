@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 
 export type LinkCheck = { ok: true; jobId: string; expiresAt: Date } | { ok: false; reason: 'invalid' | 'expired' };
 
-/** Signatures kept for reuse: a job read signs each of its files' links, and clients poll. */
+/** Signatures of the links the service hands out, kept for reuse: a job read signs each of its files' links, and clients poll. */
 const SIGNATURES_KEPT = 10_000;
 
 /** Signs and verifies `/v1/files/{token}` tokens: `{jobId}.{expiresEpochSeconds}.{hmac}`. */
@@ -25,7 +25,14 @@ export class FileLinks {
 
   token(jobId: string, expiresAt: Date): string {
     const exp = Math.floor(expiresAt.getTime() / 1000);
-    return `${jobId}.${exp}.${this.sign(`${jobId}.${exp}`)}`;
+    const payload = `${jobId}.${exp}`;
+    let sig = this.signatures.get(payload);
+    if (sig === undefined) {
+      sig = this.sign(payload);
+      if (this.signatures.size >= SIGNATURES_KEPT) this.signatures.clear();
+      this.signatures.set(payload, sig);
+    }
+    return `${payload}.${sig}`;
   }
 
   verify(token: string, now = new Date()): LinkCheck {
@@ -45,13 +52,8 @@ export class FileLinks {
     return crypto.createHmac('sha256', this.secret).update(`mediasvc:${purpose}`).digest();
   }
 
+  /** Verifying a token computes its signature afresh: what a client sends never fills the kept ones. */
   private sign(payload: string): string {
-    let sig = this.signatures.get(payload);
-    if (sig === undefined) {
-      sig = crypto.createHmac('sha256', this.secret).update(payload).digest('base64url');
-      if (this.signatures.size >= SIGNATURES_KEPT) this.signatures.clear();
-      this.signatures.set(payload, sig);
-    }
-    return sig;
+    return crypto.createHmac('sha256', this.secret).update(payload).digest('base64url');
   }
 }

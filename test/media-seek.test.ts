@@ -160,6 +160,53 @@ describe('seek reads: one-frame and short-window jobs fetch only what they read,
     }
   });
 
+  it('a mosaic of a long 720p source read in place seeks to each tile, four seeks to an ffmpeg run; from an origin that ignores ranges, the same from the downloaded file', async () => {
+    // 120 s of 720p: more pixels than one decode should take, so a seek per tile
+    const name = 'seek-720p-120s.mp4';
+    const file = path.join(cache, name);
+    if (!fs.existsSync(file)) {
+      await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=2:duration=120', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '4', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', `${file}.tmp.mp4`]);
+      fs.renameSync(`${file}.tmp.mp4`, file);
+    }
+    const mo = await startMediaOrigin(cache);
+    try {
+      for (const mode of ['range', 'norange'] as const) {
+        let runs = 0;
+        const counting = { ...ffmpeg, run: (...args: Parameters<typeof ffmpeg.run>) => ((runs += 1), ffmpeg.run(...args)) };
+        const jobId = crypto.randomUUID();
+        const src = await resolve(mo.url(mode, name), 'video', jobId);
+        const ref = { sourceFile: src.sourceFile, media: src.media, sourceProbe: src.sourceProbe };
+        assert.equal(!!src.media, mode === 'range', `${mode}: read in place only where ranges are honoured`);
+        const before = mo.requests.get(mode) ?? 0;
+        const out = (await activityEnv().run(createPreviewActivities({ ffmpeg: counting, storage, egress, limits }).makePreview, { jobId, ...ref, params: params({ preview_type: 'mosaic', columns: 4, rows: 4, width: 640 }), progressRange: [40, 99] as [number, number] })) as JobOutput;
+        const requests = (mo.requests.get(mode) ?? 0) - before;
+        assert.equal(runs, 4, `${mode}: sixteen tiles in four ffmpeg runs`);
+        if (mode === 'range') {
+          assert.ok(requests >= 16, `a request per seek at least: ${requests}`);
+          assert.ok(!fs.existsSync(path.join(storage.workDirOf(jobId), 'download')), 'nothing was downloaded');
+        } else {
+          assert.equal(requests, 0, 'the tiles were taken from the downloaded file');
+        }
+        assert.ok(!fs.existsSync(path.join(storage.workDirOf(jobId), 'mosaic-tiles')), 'the tiles are not left behind');
+        const sheet = storage.outputPath(out.outputFile);
+        const v = videoStream(await ffprobe(sheet))!;
+        assert.deepEqual([v.codec_name, v.width, v.height, out.resultData.width, out.resultData.height], ['mjpeg', 640, 360, 640, 360], mode);
+        // 16 tiles of the moving test pattern: none black, and no two the same frame
+        const { data, info } = await sharp(sheet).greyscale().resize(64, 36, { fit: 'fill' }).raw().toBuffer({ resolveWithObject: true });
+        const tiles = Array.from({ length: 16 }, (_, i) => {
+          const [c, r] = [i % 4, Math.floor(i / 4)];
+          const px: number[] = [];
+          for (let y = r * 9; y < (r + 1) * 9; y++) for (let x = c * 16; x < (c + 1) * 16; x++) px.push(data[y * info.width + x]!);
+          return px;
+        });
+        for (const [i, px] of tiles.entries()) assert.ok(px.reduce((a, b) => a + b, 0) / px.length > 40, `${mode}: tile ${i} is black`);
+        assert.equal(new Set(tiles.map((px) => px.join(','))).size, 16, `${mode}: every tile shows a different frame`);
+      }
+    } finally {
+      await mo.close();
+    }
+  });
+
   it('a seek read goes through the egress proxy: a private origin is refused there, and it serves nothing', async () => {
     const strict = await startEgressProxy({ allowPrivate: false });
     try {

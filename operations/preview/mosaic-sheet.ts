@@ -3,11 +3,11 @@
 import sharp from 'sharp';
 import type { MosaicTileRuns } from '../../engines/ffmpeg/recipes/preview';
 
-/** The tiles in the sheet's order, a missing one left black; false when not one tile has a frame. */
-export async function layOutSheet(tiles: string[], layout: MosaicTileRuns['sheet'], out: string): Promise<boolean> {
+/** The tiles in the sheet's order, a missing one left black; no sheet when not one tile has a frame. */
+export async function layOutSheet(tiles: string[], layout: MosaicTileRuns['sheet'], out: string): Promise<void> {
   const read = await Promise.all(tiles.map(async (file, index) => ({ file, index, image: await sharp(file).metadata().catch(() => null) })));
   const found = read.filter((t) => t.image?.width && t.image.height);
-  if (!found.length) return false;
+  if (!found.length) return;
   const { columns, rows, tileWidth } = layout;
   // every tile was scaled to the same width with its aspect ratio kept: the first one's height is theirs
   const tileHeight = found[0]!.image!.height!;
@@ -23,5 +23,4 @@ export async function layOutSheet(tiles: string[], layout: MosaicTileRuns['sheet
     .raw()
     .toBuffer({ resolveWithObject: true });
   await sharp(sheet.data, { raw: sheet.info }).resize({ width: layout.width, kernel: 'lanczos3' }).jpeg({ quality: 92 }).toFile(out);
-  return true;
 }
