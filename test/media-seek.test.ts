@@ -39,6 +39,19 @@ async function source(dir: string, seconds: number): Promise<string> {
   return file;
 }
 
+/** A 4×4 mosaic of the moving test pattern: no tile black, and no two the same frame. */
+async function assertSixteenFrames(sheet: string, label: string): Promise<void> {
+  const { data, info } = await sharp(sheet).greyscale().resize(64, 36, { fit: 'fill' }).raw().toBuffer({ resolveWithObject: true });
+  const tiles = Array.from({ length: 16 }, (_, i) => {
+    const [c, r] = [i % 4, Math.floor(i / 4)];
+    const px: number[] = [];
+    for (let y = r * 9; y < (r + 1) * 9; y++) for (let x = c * 16; x < (c + 1) * 16; x++) px.push(data[y * info.width + x]!);
+    return px;
+  });
+  for (const [i, px] of tiles.entries()) assert.ok(px.reduce((a, b) => a + b, 0) / px.length > 40, `${label}: tile ${i} is black`);
+  assert.equal(new Set(tiles.map((px) => px.join(','))).size, 16, `${label}: every tile shows a different frame`);
+}
+
 describe('seek reads: one-frame and short-window jobs fetch only what they read, through the egress proxy', function () {
   this.timeout(10 * 60_000);
   const config = loadConfig({ ALLOW_PRIVATE_NETWORK: '1' });
@@ -147,16 +160,7 @@ describe('seek reads: one-frame and short-window jobs fetch only what they read,
     for (const [got, name] of [[short.bytes, 'seek-10s.mp4'], [long.bytes, 'seek-600s.mp4']] as const) assert.ok(got <= sizes[name]! * 1.05, `one read of ${name}: ${got} B of ${sizes[name]} B`);
     for (const { file, jobId } of [short, long]) {
       assert.ok(!fs.existsSync(path.join(storage.workDirOf(jobId), 'download')), 'nothing was downloaded');
-      // 16 tiles of the moving test pattern: none black, and no two the same frame
-      const { data, info } = await sharp(file).greyscale().resize(64, 36, { fit: 'fill' }).raw().toBuffer({ resolveWithObject: true });
-      const tiles = Array.from({ length: 16 }, (_, i) => {
-        const [c, r] = [i % 4, Math.floor(i / 4)];
-        const px: number[] = [];
-        for (let y = r * 9; y < (r + 1) * 9; y++) for (let x = c * 16; x < (c + 1) * 16; x++) px.push(data[y * info.width + x]!);
-        return px;
-      });
-      for (const [i, px] of tiles.entries()) assert.ok(px.reduce((a, b) => a + b, 0) / px.length > 40, `tile ${i} is black`);
-      assert.equal(new Set(tiles.map((px) => px.join(','))).size, 16, 'every tile shows a different frame');
+      await assertSixteenFrames(file, path.basename(file));
     }
   });
 
@@ -191,16 +195,7 @@ describe('seek reads: one-frame and short-window jobs fetch only what they read,
         const sheet = storage.outputPath(out.outputFile);
         const v = videoStream(await ffprobe(sheet))!;
         assert.deepEqual([v.codec_name, v.width, v.height, out.resultData.width, out.resultData.height], ['mjpeg', 640, 360, 640, 360], mode);
-        // 16 tiles of the moving test pattern: none black, and no two the same frame
-        const { data, info } = await sharp(sheet).greyscale().resize(64, 36, { fit: 'fill' }).raw().toBuffer({ resolveWithObject: true });
-        const tiles = Array.from({ length: 16 }, (_, i) => {
-          const [c, r] = [i % 4, Math.floor(i / 4)];
-          const px: number[] = [];
-          for (let y = r * 9; y < (r + 1) * 9; y++) for (let x = c * 16; x < (c + 1) * 16; x++) px.push(data[y * info.width + x]!);
-          return px;
-        });
-        for (const [i, px] of tiles.entries()) assert.ok(px.reduce((a, b) => a + b, 0) / px.length > 40, `${mode}: tile ${i} is black`);
-        assert.equal(new Set(tiles.map((px) => px.join(','))).size, 16, `${mode}: every tile shows a different frame`);
+        await assertSixteenFrames(sheet, mode);
       }
     } finally {
       await mo.close();
