@@ -6,6 +6,8 @@ import path from 'node:path';
 import { alignByTime } from '../activities/speech/alignment';
 import { inspectModelDir, ModelRegistry, ModelSelectionError } from '../engines/speech/model-registry';
 import { toSrt, toVtt } from '../engines/speech/subtitles';
+import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
+import { speechSamplesRecipe } from '../engines/ffmpeg/recipes/audio';
 import { createWhisperEngine } from '../engines/speech/whisper.engine';
 import { createApertiumEngine, modesToPairs } from '../engines/translate/apertium.engine';
 import { planSpeechTranslation } from '../engines/translate/speech-plan';
@@ -16,10 +18,24 @@ import type { TranscribeParams } from '../operations/transcribe/spec';
 import type { TranslateParams } from '../operations/translate/spec';
 import { LocalStorage } from '../engines/storage';
 import { activityEnv } from './helpers/activity-env';
+import { waitFor } from './helpers/processes';
 import { speechSteps } from './helpers/speech-steps';
 import { EXPECTED, SPEECH_DIR } from './helpers/speech-fixtures';
 import { assertMonotonic, parseSrtStrict, parseVttStrict, wordErrorRate } from './helpers/subtitles';
 
+/** Processes (pid and command line) whose command line holds the text. */
+function processesNaming(text: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-af', '--', text]).toString().trim().split('\n').filter((l) => l && !l.includes('pgrep'));
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+/** The parent of a process (a pgrep line). */
+function parentOf(line: string): number {
+  return Number(fs.readFileSync(`/proc/${Number.parseInt(line, 10)}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]);
+}
 
 describe('speech: model registry, Apertium and the faster-whisper activities', function () {
   const config = loadConfig({ ...process.env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-speech-')) });
@@ -43,7 +59,7 @@ describe('speech: model registry, Apertium and the faster-whisper activities', f
     const { jobId, sourceFile } = stage(file);
     const params: TranscribeParams = { url: 'http://x/', language: null, output_format: 'json', word_timestamps: true, model_size: 'base', diarize: false, num_speakers: null, known_speakers: [], multichannel: false, webhook_url: null, ...p };
     const out = (await activityEnv((v) => progress.push(v)).run(activities.transcribe, { jobId, sourceFile, params, progressRange: [15, 99] as [number, number] })) as JobOutput;
-    return { out, body: fs.readFileSync(storage.outputPath(out.outputFile), 'utf8') };
+    return { out, body: fs.readFileSync(storage.outputPath(out.outputFile), 'utf8'), jobId };
   }
 
   async function translate(file: string, p: Partial<TranslateParams>) {
@@ -165,7 +181,9 @@ describe('speech: model registry, Apertium and the faster-whisper activities', f
   describe('transcription (real faster-whisper, int8, offline)', () => {
     it('jfk.wav with base: the reference text within 10% WER, language en with top-3 candidates, words inside segments', async () => {
       const progress: number[] = [];
-      const { out, body } = await transcribe('jfk.wav', { model_size: 'base' }, progress);
+      const { out, body, jobId } = await transcribe('jfk.wav', { model_size: 'base' }, progress);
+      // the runner read the samples from ffmpeg as it decoded them: no copy of the audio was written
+      assert.deepEqual(fs.readdirSync(path.join(storage.workDirOf(jobId), 'speech')), ['whisper.json']);
       const json = JSON.parse(body) as { text: string; language: string; segments: { start: number; end: number; text: string; words: { word: string; start: number; end: number; probability: number }[] }[] };
       assert.deepEqual(Object.keys(json), ['text', 'language', 'segments']);
       assert.equal(json.language, 'en');
@@ -222,6 +240,65 @@ describe('speech: model registry, Apertium and the faster-whisper activities', f
           assertMonotonic(segments);
           segments.forEach((s, i) => assert.equal(s.decoding?.id, i + 1, `ids run on across sections: ${JSON.stringify(segments.map((x) => x.decoding?.id))}`));
         }
+      } finally {
+        whisper.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it("reads the source's samples from ffmpeg as it decodes them: a cancel mid-stream stops ffmpeg and the runner, and the next run is whole", async () => {
+      const whisper = createWhisperEngine({ python: config.whisperPython, sectionSeconds: 20 });
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'speech-stream-'));
+      try {
+        // jfk.wav 14 times over (154 s) as AAC: read in sections of about 20 s, so ffmpeg waits on the pipe for most of the run
+        const source = path.join(dir, 'jfk-x14.m4a');
+        execFileSync('ffmpeg', ['-v', 'error', '-stream_loop', '13', '-i', path.join(SPEECH_DIR, 'jfk.wav'), '-c:a', 'aac', '-b:a', '64k', source]);
+        const audio = { command: createFfmpegEngine(config).commandLine(speechSamplesRecipe(source)), seconds: 154 };
+        const model = services.registry.select('tiny', 'en').model;
+        const request = { model, audio, language: 'en', tasks: ['transcribe' as const], wordTimestamps: true, output: path.join(dir, 'out.json') };
+        const decoders = () => processesNaming(source);
+
+        const abort = new AbortController();
+        let seenDecoding: string[] = [];
+        let runner = 0;
+        let runnerCommand = '';
+        const cancelled = whisper.run({
+          ...request,
+          signal: abort.signal,
+          onProgress: (f) => {
+            if (f < 0.2 || abort.signal.aborted) return;
+            seenDecoding = decoders();
+            runner = seenDecoding.length === 1 ? parentOf(seenDecoding[0]!) : 0;
+            runnerCommand = fs.readFileSync(`/proc/${runner}/cmdline`, 'utf8');
+            abort.abort();
+          },
+        });
+        await assert.rejects(cancelled, /cancelled/);
+        assert.equal(seenDecoding.length, 1, `ffmpeg decoding while the runner recognised: ${seenDecoding.join(' | ')}`);
+        assert.match(runnerCommand, /whisper_runner\.py\0--serve/, 'ffmpeg is the warm runner\'s child');
+        // the runner that was cancelled is gone (a fresh one takes its place), and its ffmpeg with it
+        let left: string[] = [];
+        const stopped = async () => {
+          left = [...decoders(), ...(fs.existsSync(`/proc/${runner}`) ? [`runner ${runner}`] : [])];
+          return left.length === 0 || undefined;
+        };
+        await waitFor('ffmpeg and the cancelled runner to stop', stopped, 15_000, 100).catch(() => undefined);
+        assert.deepEqual(left, [], 'still running after the cancel');
+
+        const progress: number[] = [];
+        const res = await whisper.run({ ...request, onProgress: (f) => progress.push(f) });
+        const segments = res.passes.transcribe!.segments;
+        assert.ok(Math.abs(res.duration - 154) < 0.2, `duration ${res.duration}`);
+        assert.ok((res.sections ?? 0) >= 6, `${res.sections} sections`);
+        const wer = wordErrorRate(Array(14).fill(EXPECTED['jfk.wav']!.text!).join(' '), segments.map((s) => s.text).join(' '));
+        assert.ok(wer <= 0.15, `WER ${wer}`);
+        assert.ok(segments.every((s) => (s.words?.length ?? 0) > 0), 'every segment has its words');
+        assertMonotonic(segments);
+        assert.ok(segments.at(-1)!.end > 150, `the last segment ends at ${segments.at(-1)!.end} s of 154`);
+        assert.ok(progress.length >= 10 && progress.at(-1) === 1, `progress ${progress.length} values, last ${progress.at(-1)}`);
+        assert.deepEqual([...progress].sort((a, b) => a - b), progress, 'progress only grows');
+        assert.deepEqual(decoders(), [], 'ffmpeg ended with the run');
+        assert.deepEqual(fs.readdirSync(dir).sort(), ['jfk-x14.m4a', 'out.json'], 'nothing decoded to disk');
       } finally {
         whisper.close();
         fs.rmSync(dir, { recursive: true, force: true });

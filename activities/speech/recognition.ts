@@ -5,10 +5,10 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import type { FfmpegEngine } from '../../engines/ffmpeg/ffmpeg.engine';
-import { speechAudioRecipe, speechChannelRecipe } from '../../engines/ffmpeg/recipes/audio';
+import { speechAudioRecipe, speechChannelRecipe, speechSamplesRecipe } from '../../engines/ffmpeg/recipes/audio';
 import { ModelSelectionError, type ModelChoice, type ModelRegistry } from '../../engines/speech/model-registry';
 import { toSrt, toVtt, type Cue } from '../../engines/speech/subtitles';
-import { DECODING_FILE, WhisperError, type WhisperEngine, type WhisperResult, type WhisperRunRequest, type WhisperSegment } from '../../engines/speech/whisper.engine';
+import { DECODING_FILE, WhisperError, type WhisperEngine, type WhisperResult, type SpeechSamples, type WhisperRunRequest, type WhisperSegment } from '../../engines/speech/whisper.engine';
 import { planSpeechTranslation, targetsFromAnySpeech } from '../../engines/translate/speech-plan';
 import type { TranslationEngine } from '../../engines/translate/translation-engine';
 import type { Storage } from '../../engines/storage';
@@ -60,7 +60,7 @@ export interface Recognition {
   resultFile: string;
   /** The model that ran (e.g. "tiny.en"). */
   model: string;
-  /** Seconds of WAV extraction, model load and decoding. */
+  /** Seconds of audio decoding, model load and recognition. */
   seconds: number;
   /** Seconds of audio. */
   duration: number;
@@ -79,14 +79,22 @@ export interface SpeechInput<P> {
 export function createRecognitionActivities(deps: SpeechDeps) {
   const { whisper, ffmpeg, registry, translator, storage, config } = deps;
 
-  /** 16 kHz mono PCM WAV of the source's audio in the job's work folder: one, or with `perChannel` one per channel of its first audio track. */
-  async function extractAudio(jobId: string, sourceFile: string, perChannel: boolean): Promise<string[]> {
+  /**
+   * The source's audio as the runner reads it: one stream of 16 kHz mono samples that ffmpeg decodes
+   * while the runner reads (nothing on disk), or a 16 kHz mono PCM WAV in the job's work folder when
+   * the probe gives no length (progress and batching go by it) and, with `perChannel`, one per channel
+   * of its first audio track.
+   */
+  async function speechAudio(jobId: string, sourceFile: string, perChannel: boolean): Promise<(string | SpeechSamples)[]> {
     const src = await storage.workFile(jobId, sourceFile);
     const probe = await probeDownloaded(ffmpeg, src);
     const audio = probe.streams.find((s) => s.codec_type === 'audio');
     if (!audio) throw JobFailure.user('unavailable', 'The source has no audio track to transcribe');
+    // the runner's result goes here too
     const dir = path.join(storage.workDirOf(jobId), 'speech');
     await fs.mkdir(dir, { recursive: true });
+    const seconds = probe.format.duration ?? Number(audio.duration ?? NaN);
+    if (!perChannel && seconds > 0) return [{ command: ffmpeg.commandLine(speechSamplesRecipe(src)), seconds }];
     const signal = Context.current().cancellationSignal;
     if (!perChannel) {
       const wav = path.join(dir, 'audio.wav');
@@ -132,14 +140,14 @@ export function createRecognitionActivities(deps: SpeechDeps) {
     return out;
   }
 
-  async function recognise(wav: string, choice: ModelChoice, opts: { language: string | null; tasks: ('transcribe' | 'translate')[]; words: boolean; skip?: string[]; diarize?: WhisperRunRequest['diarize']; output: string; report: (f: number) => void }): Promise<WhisperResult> {
+  async function recognise(audio: string | SpeechSamples, choice: ModelChoice, opts: { language: string | null; tasks: ('transcribe' | 'translate')[]; words: boolean; skip?: string[]; diarize?: WhisperRunRequest['diarize']; output: string; report: (f: number) => void }): Promise<WhisperResult> {
     const stop = keepAlive();
     try {
       return await whisper.run({
         model: choice.model,
         allowDownload: choice.download,
         downloadRoot: choice.download ? path.join(config.dataDir, 'models') : undefined,
-        audio: wav,
+        audio,
         language: opts.language,
         tasks: opts.tasks,
         translateSkipLanguages: opts.skip,
@@ -202,15 +210,15 @@ export function createRecognitionActivities(deps: SpeechDeps) {
       const report = progressReporter(input.progressRange);
       // absent on jobs started before speaker labels
       const perChannel = input.request.params.multichannel === true;
-      const wavs = await extractAudio(input.jobId, input.sourceFile, perChannel);
+      const audios = await speechAudio(input.jobId, input.sourceFile, perChannel);
       report(0.03);
       const known = input.references?.length ? await referenceAudio(input.jobId, input.references) : [];
       const diarize = plan.diarize && { ...plan.diarize, knownSpeakers: known };
       const output = path.join(storage.workDirOf(input.jobId), 'speech', 'whisper.json');
       const results: WhisperResult[] = [];
-      for (const [c, wav] of wavs.entries()) {
+      for (const [c, audio] of audios.entries()) {
         const own = perChannel ? path.join(path.dirname(output), `whisper-channel-${c}.json`) : output;
-        results.push(await recognise(wav, plan.choice, { language: plan.language, tasks: plan.tasks, words: plan.words, skip: plan.skip, diarize, output: own, report: (f) => report(0.03 + (0.97 * (c + f)) / wavs.length) }));
+        results.push(await recognise(audio, plan.choice, { language: plan.language, tasks: plan.tasks, words: plan.words, skip: plan.skip, diarize, output: own, report: (f) => report(0.03 + (0.97 * (c + f)) / audios.length) }));
       }
       const result = perChannel ? mergeChannels(results) : results[0]!;
       const refused = result.reference_problems?.map((p) => `known_speakers.${p.index} ("${known[p.index]?.name ?? '?'}"): the reference clip ${p.problem}`);

@@ -64,6 +64,17 @@ export interface WhisperResult {
   reference_problems?: { index: number; problem: string }[];
 }
 
+/**
+ * The audio as a command's standard output: 16 kHz mono s16le samples the runner reads a section at a
+ * time while the command decodes, so no copy of the audio is written. It runs again for a second
+ * pass and for speaker turns.
+ */
+export interface SpeechSamples {
+  command: string[];
+  /** The source's length (from its probe): progress and the batching threshold go by it until the samples end. */
+  seconds: number;
+}
+
 /** [start s, end s, speaker index]. */
 export type SpeakerTurn = [number, number, number];
 
@@ -72,7 +83,8 @@ export interface WhisperRunRequest {
   model: string;
   allowDownload?: boolean;
   downloadRoot?: string;
-  audio: string;
+  /** A 16 kHz mono WAV (or any file faster-whisper decodes), or a command writing its samples to standard output. */
+  audio: string | SpeechSamples;
   /** ISO 639-1, or null to detect from the first 30 s of speech. */
   language: string | null;
   /** `translate` is Whisper's own speech → English translation. The first pass detects the language. */

@@ -130,7 +130,7 @@ def main(req):
 
     if diarize is not None and "transcribe" in result["passes"]:
         t2 = time.monotonic()
-        turns, names = speaker_turns(req["audio"], result["passes"]["transcribe"]["segments"], diarize.get("num_speakers"), references)
+        turns, names = speaker_turns(audio, result["passes"]["transcribe"]["segments"], diarize.get("num_speakers"), references)
         result["speaker_turns"] = turns
         if references:
             result["speaker_names"] = {str(i): name for i, name in names.items()}
@@ -153,61 +153,150 @@ LAST_FRACTION = 0.25
 
 
 class SpeechAudio:
-    """The job's 16 kHz mono audio, read a section at a time from its PCM WAV. Anything else (another
-    format, another rate) is decoded whole by faster-whisper's decoder, as before sections."""
+    """The job's 16 kHz mono audio, read a section at a time: from a command's standard output
+    (headerless s16le, {"command": [...], "seconds": probe's length}), or from a PCM WAV. Any other
+    file (another format, another rate) is decoded whole by faster-whisper's decoder."""
 
-    def __init__(self, path):
+    def __init__(self, audio):
         import wave
 
-        self.path = path
+        self.command = None
+        self.path = None
         self.whole = None
+        self.read_frames = None  # frames a full read counted: the exact length, once known
+        if isinstance(audio, dict):
+            self.command = list(audio["command"])
+            self.frames = int(round(float(audio["seconds"]) * SAMPLE_RATE))
+            return
+        self.path = audio
         try:
-            with wave.open(path, "rb") as w:
+            with wave.open(audio, "rb") as w:
                 if (w.getnchannels(), w.getsampwidth(), w.getframerate()) != (1, 2, SAMPLE_RATE):
                     raise wave.Error("not 16 kHz mono 16-bit PCM")
                 self.frames = w.getnframes()
         except (wave.Error, EOFError):
             from faster_whisper.audio import decode_audio
 
-            self.whole = decode_audio(path)
+            self.whole = decode_audio(audio)
             self.frames = len(self.whole)
-        self.duration = self.frames / SAMPLE_RATE
+
+    @property
+    def duration(self):
+        """Seconds of audio: the command's samples once read to the end, its probe's figure before."""
+        return (self.read_frames if self.read_frames is not None else self.frames) / SAMPLE_RATE
 
     def sections(self, section_s):
         """(offset in seconds, float32 samples) for each section, each cut at a quiet moment; one
-        (empty) section for no audio at all."""
+        (empty) section for no audio at all. A section is read with a quarter more behind it, so the
+        last one takes the rest when little would be left, without knowing the length beforehand."""
+        import numpy as np
+
+        size = max(int(section_s * SAMPLE_RATE), SAMPLE_RATE)
+        ahead = int(size * (1 + LAST_FRACTION)) + 1
+        with self._reader() as read:
+            start, buf = 0, np.empty(0, dtype=np.float32)
+            while True:
+                more = read(ahead - len(buf))
+                buf = np.concatenate([buf, more]) if len(buf) else more
+                if len(buf) < ahead:  # the samples end within this section's reach: it takes them all
+                    self.read_frames = start + len(buf)
+                    yield start / SAMPLE_RATE, buf
+                    return
+                cut = quiet_cut(buf[:size])
+                yield start / SAMPLE_RATE, buf[:cut]
+                buf, start = buf[cut:], start + cut
+
+    def samples(self):
+        """All of it as float32 (speaker turns need the whole)."""
+        import numpy as np
+
+        if self.whole is not None:
+            return self.whole
+        parts = []
+        with self._reader() as read:
+            while True:
+                part = read(SAMPLE_RATE * 60)
+                if len(part):
+                    parts.append(part)
+                if len(part) < SAMPLE_RATE * 60:
+                    break
+        return np.concatenate(parts) if parts else np.empty(0, dtype=np.float32)
+
+    def _reader(self):
+        """A context giving read(n): up to n float32 samples, fewer only at the end."""
         import contextlib
         import wave
 
         import numpy as np
 
-        size = max(int(section_s * SAMPLE_RATE), SAMPLE_RATE)
-        with contextlib.ExitStack() as stack:
-            if self.whole is None:
-                w = stack.enter_context(wave.open(self.path, "rb"))
+        def pcm(data):
+            data = data[: len(data) - len(data) % 2]  # cut off inside a sample
+            return np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
 
-                def read(n):
-                    data = w.readframes(n)
-                    data = data[: len(data) - len(data) % 2]  # a file cut off inside a sample
-                    return np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
-            else:
-                cursor = [0]
+        if self.command is not None:
+            return command_samples(self.command, pcm)
+        if self.whole is not None:
+            cursor = [0]
 
-                def read(n):
-                    cursor[0] += n
-                    return self.whole[cursor[0] - n : cursor[0]]
+            def read_whole(n):
+                cursor[0] += n
+                return self.whole[cursor[0] - n : cursor[0]]
 
-            start, carry = 0, np.empty(0, dtype=np.float32)
-            while True:
-                left = self.frames - start
-                want = left if left <= size * (1 + LAST_FRACTION) else size
-                buf = np.concatenate([carry, read(want - len(carry))])
-                last = want == left or len(buf) < want  # a WAV shorter than its header says ends here too
-                cut = len(buf) if last else quiet_cut(buf)
-                yield start / SAMPLE_RATE, buf[:cut]
-                if last:
-                    return
-                carry, start = buf[cut:], start + cut
+            return contextlib.nullcontext(read_whole)
+
+        @contextlib.contextmanager
+        def wav():
+            with wave.open(self.path, "rb") as w:
+                yield lambda n: pcm(w.readframes(n))
+
+        return wav()
+
+
+class DecodeError(Exception):
+    """The audio command failed: its last error lines (ffmpeg's words for undecodable input among them)."""
+
+
+def command_samples(command, pcm):
+    """Runs the command, and gives read(n) over its standard output. Its errors are drained on a
+    thread (a full stderr pipe would stall it); it is stopped if reading ends early, and a failure
+    it reports once its output has ended raises DecodeError."""
+    import collections
+    import contextlib
+    import subprocess
+    import threading
+
+    @contextlib.contextmanager
+    def run():
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        tail = collections.deque(maxlen=5)
+        drain = threading.Thread(target=lambda: tail.extend(line.decode("utf-8", "replace").strip() for line in proc.stderr), daemon=True)
+        drain.start()
+        finished = False
+
+        def read(n):
+            nonlocal finished
+            want, chunks = n * 2, []
+            while want > 0:
+                chunk = proc.stdout.read(want)
+                if not chunk:
+                    finished = True
+                    break
+                chunks.append(chunk)
+                want -= len(chunk)
+            return pcm(b"".join(chunks))
+
+        try:
+            yield read
+        finally:
+            if not finished:
+                proc.kill()
+            proc.stdout.close()
+            code = proc.wait()
+            drain.join(timeout=5)
+        if finished and code != 0:
+            raise DecodeError(f"could not decode the audio (exit code {code}): {' | '.join(tail)}")
+
+    return run()
 
 
 def quiet_cut(samples):
@@ -313,8 +402,6 @@ MIN_REFERENCE_SPEECH_S = 1.0
 def speaker_turns(audio, segments, num_speakers, references):
     """Who spoke when (diarize.py), over the speech the words cover (words less than 0.3 s apart are
     one stretch of speech), and which speakers are the known ones."""
-    from faster_whisper.audio import decode_audio
-
     import diarize as diarizer
 
     spans = [(w["start"], w["end"]) for s in segments for w in s.get("words", [])] or [(s["start"], s["end"]) for s in segments]
@@ -324,7 +411,7 @@ def speaker_turns(audio, segments, num_speakers, references):
             regions[-1][1] = max(regions[-1][1], end)
         else:
             regions.append([start, end])
-    turns, info = diarizer.turns(decode_audio(audio, sampling_rate=diarizer.SAMPLE_RATE), regions, num_speakers)
+    turns, info = diarizer.turns(audio.samples(), regions, num_speakers)
     names = diarizer.name_speakers(info.get("voices", []), references) if references else {}
     return turns, names
 
