@@ -17,7 +17,8 @@ import { USER_FAILURE_TYPES } from '../lib/job-failure';
 import type { DownloadFormat, Quality } from '../operations/download/spec';
 import { LocalStorage, Storage } from '../engines/storage';
 import { testEgress } from './helpers/egress';
-import { FIXTURE, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
+import { FIXTURE, fixtureCacheDir, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
+import { hasIndexInFront } from '../engines/ffmpeg/mp4-index';
 import { activityEnv, runActivity, expectNonRetryable } from './helpers/activity-env';
 import { audioStream, ffprobe, videoStream } from './helpers/media';
 
@@ -213,6 +214,32 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
       assert.equal(out.resultData.format, 'm4a');
       assert.equal(audioStream(probe)?.codec_name, 'aac');
       assert.equal(videoStream(probe), undefined);
+    });
+
+    it('format mp4 keeps a fetched MP4 with its index in front as it is (a second name, no copy) and moves an index at the end to the front', async () => {
+      const finalize = createDownloadActivities({ ffmpeg, storage }).finalizeDownload;
+      const fixture = path.join(fixtureCacheDir(), 'media', 'v480.mp4');
+      // the same streams with the index written after the media data
+      const indexLast = path.join(dataDir, 'v480-index-last.mp4');
+      await execFileP('ffmpeg', ['-v', 'error', '-y', '-i', fixture, '-map', '0', '-c', 'copy', indexLast]);
+      assert.equal(await hasIndexInFront(fixture), true);
+      assert.equal(await hasIndexInFront(indexLast), false);
+      for (const [name, file, kept] of [['index in front', fixture, true], ['index at the end', indexLast, false]] as const) {
+        const jobId = crypto.randomUUID();
+        const sourceFile = path.join('download', 'source.mp4');
+        fs.mkdirSync(path.join(storage.workDirOf(jobId), 'download'), { recursive: true });
+        fs.copyFileSync(file, path.join(storage.workDirOf(jobId), sourceFile));
+        const out = await runActivity(finalize, { jobId, sourceFile, quality: 'best' as Quality, format: 'mp4' as DownloadFormat, title: 'T', progressRange: [80, 99] as [number, number] });
+        const output = storage.outputPath(out.outputFile);
+        const fetched = fs.statSync(path.join(storage.workDirOf(jobId), sourceFile));
+        assert.equal(out.resultData.format, 'mp4');
+        assert.equal(out.resultData.filesize, fs.statSync(output).size);
+        assert.equal(fs.statSync(output).ino === fetched.ino, kept, `${name}: the output ${kept ? 'is' : 'is not'} the fetched file`);
+        assert.equal(await hasIndexInFront(output), true, `${name}: the output has its index in front`);
+        const probe = await ffprobe(output);
+        assert.deepEqual([videoStream(probe)?.codec_name, audioStream(probe)?.codec_name], ['h264', 'aac']);
+        assert.ok(Math.abs(Number(probe.format.duration) - FIXTURE.durationSeconds) < 0.2, `${name}: ${probe.format.duration} s`);
+      }
     });
 
     it('fails as unavailable when the source disappears', async () => {

@@ -202,6 +202,36 @@ export async function readMp4File(file: string): Promise<Mp4Index | null> {
   }
 }
 
+/**
+ * Whether the MP4 at `file` has its index (`moov`) before its media data and is not fragmented: a
+ * player starts it before the whole file has arrived, which is what `-movflags +faststart` makes.
+ * False for anything else, or anything this reader cannot tell.
+ */
+export async function hasIndexInFront(file: string): Promise<boolean> {
+  const fh = await fs.open(file, 'r');
+  try {
+    const size = (await fh.stat()).size;
+    const head = Buffer.alloc(16);
+    // the boxes before the index are a few (ftyp, free, uuid…): give up on anything stranger
+    for (let at = 0, boxes = 0; at + 8 <= size && boxes < 64; boxes++) {
+      const { bytesRead } = await fh.read(head, 0, 16, at);
+      const box = boxAt(head, 0, size - at, bytesRead);
+      if (!box || (at === 0 && box.type !== 'ftyp') || box.type === 'mdat' || box.type === 'moof') return false;
+      if (box.type === 'moov') {
+        const length = box.end - box.start;
+        if (length > MAX_MOOV_BYTES) return false;
+        const moov = Buffer.alloc(length);
+        if ((await fh.read(moov, 0, length, at + box.start)).bytesRead !== length) return false;
+        return !child(moov, { type: 'moov', start: 0, end: length }, 'mvex');
+      }
+      at += box.end;
+    }
+    return false;
+  } finally {
+    await fh.close();
+  }
+}
+
 const VIDEO_CODECS: Record<string, string> = { avc1: 'h264', avc3: 'h264', hvc1: 'hevc', hev1: 'hevc', av01: 'av1', vp09: 'vp9', vp08: 'vp8', mp4v: 'mpeg4' };
 const AUDIO_CODECS: Record<string, string> = { mp4a: 'aac', 'ac-3': 'ac3', 'ec-3': 'eac3', Opus: 'opus', fLaC: 'flac', '.mp3': 'mp3', alac: 'alac' };
 

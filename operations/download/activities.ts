@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { parseEbur128Summary, parseLoudnorm, parseSilences, soundSpan, type LoudnormMeasurement } from '../../engines/ffmpeg/ffmpeg-analysis';
 import type { FfmpegEngine, ProbeResult } from '../../engines/ffmpeg/ffmpeg.engine';
+import { hasIndexInFront } from '../../engines/ffmpeg/mp4-index';
 import type { Storage } from '../../engines/storage';
 import {
   audioPass,
@@ -15,6 +16,7 @@ import {
   embedSubtitles,
   finalStep,
   LOUDNESS_PROBE,
+  mp4IsFinal,
   loudnessCheck,
   NOISE_PROBE,
   normalizationType,
@@ -128,7 +130,9 @@ export function createDownloadActivities(deps: DownloadDeps) {
       const probe = await probeDownloaded(ffmpeg, src);
       const codecs = codecsOf(probe);
       assertAudioFor(input, [], codecs);
-      const step = finalStep(input.quality, input.format, codecs, path.extname(src).slice(1) || 'bin');
+      const ext = path.extname(src).slice(1) || 'bin';
+      const finalMp4 = input.format === 'mp4' && ext === 'mp4' && mp4IsFinal(probe.streams, await hasIndexInFront(src));
+      const step = finalStep(input.quality, input.format, codecs, ext, finalMp4);
       const relative = storage.outputRelative(input.jobId, `output.${step.ext}`);
       const out = storage.outputPath(relative);
       await fs.mkdir(path.dirname(out), { recursive: true });

@@ -7,6 +7,7 @@ import {
   editEncode,
   editStep,
   finalStep,
+  mp4IsFinal,
   normalizationType,
   normalizeFilter,
   timeWindow,
@@ -94,11 +95,26 @@ describe('ffmpeg recipes: a download', () => {
     assert.deepEqual(finalStep('best', 'webm', codecs('h264', 'aac'), 'mp4').outputOptions, ['-map', '0', '-map', '-0:d', '-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1', '-b:v', '0', '-crf', '33', '-c:a', 'libopus', '-b:a', '128k']);
     assert.deepEqual(finalStep('best', 'mkv', codecs('h264', 'aac'), 'mp4'), { ext: 'mkv', outputOptions: ['-map', '0', '-map', '-0:d', '-c', 'copy'] });
     assert.deepEqual(finalStep('best', null, codecs('h264', 'aac'), 'mp4'), { ext: 'mp4', outputOptions: null });
+    // an MP4 with its index in front and only tracks MP4 carries is kept as it is; from any other container it is written
+    assert.deepEqual(finalStep('best', 'mp4', codecs('h264', 'aac'), 'mp4', true), { ext: 'mp4', outputOptions: null });
+    assert.notEqual(finalStep('best', 'mp4', codecs('h264', 'aac'), 'mov', true).outputOptions, null);
     assert.deepEqual(finalStep('audio', 'mp3', codecs(null, 'mp3'), 'mp3'), { ext: 'mp3', outputOptions: ['-vn', '-c:a', 'copy'] });
     assert.deepEqual(finalStep('audio', 'mp3', codecs(null, 'aac'), 'm4a'), { ext: 'mp3', outputOptions: ['-vn', '-c:a', 'libmp3lame', '-q:a', '2'] });
     assert.deepEqual(finalStep('best', 'wav', codecs('h264', 'aac'), 'mp4'), { ext: 'wav', outputOptions: ['-vn', '-c:a', 'pcm_s16le'] });
     assert.deepEqual(finalStep('audio', null, codecs(null, 'opus'), 'webm'), { ext: 'opus', outputOptions: ['-vn', '-c:a', 'copy'] });
     assert.deepEqual(finalStep('audio', null, codecs(null, 'pcm_s24le'), 'wav'), { ext: 'm4a', outputOptions: ['-vn', '-c:a', 'aac', '-b:a', '192k'] });
+  });
+
+  it('an MP4 is final for format mp4 with its index in front and only video and audio tracks MP4 carries', () => {
+    const v = { codec_type: 'video', codec_name: 'h264' };
+    const a = { codec_type: 'audio', codec_name: 'aac' };
+    assert.equal(mp4IsFinal([v, a], true), true);
+    assert.equal(mp4IsFinal([a], true), true);
+    assert.equal(mp4IsFinal([v, a], false), false, 'the index at the end: the remux moves it to the front');
+    assert.equal(mp4IsFinal([v, a, { codec_type: 'data', codec_name: 'bin_data' }], true), false, 'a data track: the remux drops it');
+    assert.equal(mp4IsFinal([v, { codec_type: 'subtitle', codec_name: 'mov_text' }], true), false);
+    assert.equal(mp4IsFinal([{ codec_type: 'video', codec_name: 'vp9' }, a], true), false);
+    assert.equal(mp4IsFinal([], true), false);
   });
 
   it('edit step: audio always encoded; video copied unless cut or the container refuses it', () => {

@@ -16,8 +16,19 @@ export interface FinalStep {
   outputOptions: string[] | null;
 }
 
-/** How to turn the downloaded file (with the given codecs) into the requested output: copy what the container takes, encode the rest. */
-export function finalStep(quality: Quality, format: DownloadFormat | null, codecs: Codecs, sourceExt: string): FinalStep {
+/**
+ * Whether a fetched MP4 already is what format mp4 makes of it: its index in front, and only video
+ * and audio tracks in codecs MP4 carries. The remux would copy every sample as it is and move nothing.
+ */
+export function mp4IsFinal(streams: { codec_type?: string; codec_name?: string }[], indexInFront: boolean): boolean {
+  return indexInFront && streams.length > 0 && streams.every((s) => (s.codec_type === 'video' && MP4_VIDEO.includes(s.codec_name ?? '')) || (s.codec_type === 'audio' && MP4_AUDIO.includes(s.codec_name ?? '')));
+}
+
+/**
+ * How to turn the downloaded file (with the given codecs) into the requested output: copy what the
+ * container takes, encode the rest. `finalMp4`: the file is an MP4 that mp4IsFinal accepts.
+ */
+export function finalStep(quality: Quality, format: DownloadFormat | null, codecs: Codecs, sourceExt: string, finalMp4 = false): FinalStep {
   const { vcodec, acodec } = codecs;
   if (format === 'mp3') return { ext: 'mp3', outputOptions: ['-vn', ...(vcodec === null && acodec === 'mp3' ? COPY_AUDIO : AUDIO_CODEC.mp3!.options)] };
   if (format === 'wav') return { ext: 'wav', outputOptions: ['-vn', '-c:a', 'pcm_s16le'] };
@@ -28,6 +39,8 @@ export function finalStep(quality: Quality, format: DownloadFormat | null, codec
   // every stream but data ones (a QuickTime chapter track, timecodes, telemetry), which other containers refuse; mp4 writes its chapter track anew
   const all = ['-map', '0', '-map', '-0:d'];
   if (format === 'mp4') {
+    // the fetched file is the output (a second name for it): nothing to write again
+    if (finalMp4 && sourceExt === 'mp4') return { ext: 'mp4', outputOptions: null };
     const v = vcodec === null || MP4_VIDEO.includes(vcodec) ? COPY_VIDEO : h264(22);
     const a = acodec === null || MP4_AUDIO.includes(acodec) ? COPY_AUDIO : ['-c:a', 'aac', '-b:a', '160k'];
     return { ext: 'mp4', outputOptions: [...all, ...v, ...a, '-movflags', '+faststart'] };

@@ -1,8 +1,10 @@
 // "long media": every file operation on sources of 1, 10 and 60 minutes (BENCH_LONG_MINUTES), side by
 // side, so each figure can be seen to grow linearly or better. For each job: its time (created →
 // completed) against the bare command on the same URL, the serve tree's peak resident memory above
-// what it held just before, and the peak growth of DATA_DIR while the job ran (its temporary disk,
-// the output included) against the source's size plus the output's.
+// what it held just before, and the peak growth of the job's folders in DATA_DIR while it ran (its
+// temporary disk, the output included: work/ and files/) against the source's size plus the output's.
+// The rest of DATA_DIR (the databases' write-ahead logs, the logs) is shown beside it: it grows with
+// every job's progress writes, whatever its length, and SQLite reuses its WAL after a checkpoint.
 //
 // The sources are the shared speech recordings looped under ffmpeg's testsrc2 picture at 720p and
 // 2 fps (H.264, AAC 96 kb/s): about 4.4 MB a minute, made once and cached. Transcription runs at BENCH_LONG_SPEECH_MINUTES (default 1 and 10): an hour
@@ -160,22 +162,33 @@ function folderBytes(dir: string): number {
   return total;
 }
 
-/** Runs `fn` while sampling the serve tree's memory and DATA_DIR's size; their peaks above what they were at the start. */
-async function sampled<T>(stack: ServeStack, fn: () => Promise<T>): Promise<{ result: T; memory: number; disk: number }> {
+/** Folders of DATA_DIR that hold a job's own files: its scratch folder and its outputs. */
+const JOB_FOLDERS = ['work', 'files'];
+
+/**
+ * Runs `fn` while sampling the serve tree's memory and DATA_DIR's size; their peaks above what they
+ * were at the start: the job's folders (`disk`) and everything else in DATA_DIR (`state`).
+ */
+async function sampled<T>(stack: ServeStack, fn: () => Promise<T>): Promise<{ result: T; memory: number; disk: number; state: number }> {
   const pgid = stack.svc.child.pid!;
+  const jobBytes = () => JOB_FOLDERS.reduce((sum, f) => sum + folderBytes(path.join(stack.dataDir, f)), 0);
   const memory0 = groupRss(pgid).bytes;
-  const disk0 = folderBytes(stack.dataDir);
+  const disk0 = jobBytes();
+  const state0 = folderBytes(stack.dataDir) - disk0;
   let memory = 0;
   let disk = 0;
+  let state = 0;
   const sample = () => {
     memory = Math.max(memory, groupRss(pgid).bytes - memory0);
-    disk = Math.max(disk, folderBytes(stack.dataDir) - disk0);
+    const jobNow = jobBytes();
+    disk = Math.max(disk, jobNow - disk0);
+    state = Math.max(state, folderBytes(stack.dataDir) - jobNow - state0);
   };
   const timer = setInterval(sample, 100);
   try {
     const result = await fn();
     sample();
-    return { result, memory, disk };
+    return { result, memory, disk, state };
   } finally {
     clearInterval(timer);
   }
@@ -212,7 +225,7 @@ const row: BenchRow = {
       for (const [i, op] of ops.entries()) {
         if ((op.speech && !SPEECH_MINUTES.includes(m)) || !ONLY.test(op.name)) continue;
         await ctx.quiesce();
-        const { result, memory, disk } = await sampled(ctx.stack, () => job(ctx.stack, op.body(url)));
+        const { result, memory, disk, state } = await sampled(ctx.stack, () => job(ctx.stack, op.body(url)));
         const t0 = performance.now();
         await op.bare(url, tmp, m * 60);
         const bare = (performance.now() - t0) / 1000;
@@ -221,6 +234,7 @@ const row: BenchRow = {
           [key(i, m, 'bare')]: bare,
           [key(i, m, 'memory')]: memory,
           [key(i, m, 'disk')]: disk,
+          [key(i, m, 'state')]: state,
           [key(i, m, 'allowed')]: sourceBytes + result.outputBytes,
         });
       }
@@ -230,9 +244,9 @@ const row: BenchRow = {
   report(m) {
     return operations().map((op, i) => {
       const cells = MINUTES.filter((min) => m[key(i, min, 's')] !== undefined).map((min) => {
-        const [s, bare, memory, disk, allowed] = ['s', 'bare', 'memory', 'disk', 'allowed'].map((w) => m[key(i, min, w)] ?? NaN) as [number, number, number, number, number];
+        const [s, bare, memory, disk, allowed, state] = ['s', 'bare', 'memory', 'disk', 'allowed', 'state'].map((w) => m[key(i, min, w)] ?? NaN) as [number, number, number, number, number, number];
         const within = s / bare <= (op.speech ? BOUND.speechRatio : BOUND.ratio) && memory <= BOUND.memoryMb * 1e6 && disk <= allowed;
-        return `${min} min: ${s.toFixed(1)} s vs ${bare.toFixed(1)} s, +${fmt.mb(memory)}, disk ${fmt.mb(disk)} of ${fmt.mb(allowed)}${within ? '' : ' (over)'}`;
+        return `${min} min: ${s.toFixed(1)} s vs ${bare.toFixed(1)} s, +${fmt.mb(memory)}, disk ${fmt.mb(disk)} of ${fmt.mb(allowed)} (databases and logs +${fmt.mb(state)})${within ? '' : ' (over)'}`;
       });
       return { what: `long media: ${op.name}`, product: cells.join(' · '), peer: 'bare command', ratio: '' };
     });
