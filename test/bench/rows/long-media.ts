@@ -133,8 +133,8 @@ segments, _ = model.transcribe(sys.argv[2], beam_size=5, vad_filter=True, word_t
 print(sum(1 for _ in segments))
 `;
 
-/** Bytes under a folder, each file once however many names it has (a download's output is a hard link to its fetched file). */
-function folderBytes(dir: string): number {
+/** Bytes under the folders, each file once however many names it has (a download's output may be a hard link to its fetched file). */
+function folderBytes(...dirs: string[]): number {
   let total = 0;
   const seen = new Set<string>();
   const walk = (d: string) => {
@@ -158,7 +158,7 @@ function folderBytes(dir: string): number {
       }
     }
   };
-  walk(dir);
+  for (const dir of dirs) walk(dir);
   return total;
 }
 
@@ -171,7 +171,7 @@ const JOB_FOLDERS = ['work', 'files'];
  */
 async function sampled<T>(stack: ServeStack, fn: () => Promise<T>): Promise<{ result: T; memory: number; disk: number; state: number }> {
   const pgid = stack.svc.child.pid!;
-  const jobBytes = () => JOB_FOLDERS.reduce((sum, f) => sum + folderBytes(path.join(stack.dataDir, f)), 0);
+  const jobBytes = () => folderBytes(...JOB_FOLDERS.map((f) => path.join(stack.dataDir, f)));
   const memory0 = groupRss(pgid).bytes;
   const disk0 = jobBytes();
   const state0 = folderBytes(stack.dataDir) - disk0;
