@@ -152,12 +152,18 @@ function parseMoov(buf: Buffer): Mp4Index | null {
   }
 }
 
+/** The `moov` payload an MP4 holds, and whether media data (`mdat`, `moof`) came before it in the file. */
+interface MoovFound {
+  moov: Buffer;
+  afterMedia: boolean;
+}
+
 /**
- * Finds and parses the index of an MP4 of `size` bytes, reading through `read` in chunks of
- * `chunk` bytes (boxes before the index are skipped by their headers): with the index at the
- * front one read, at the end usually two. Null for anything that is not a whole MP4 index.
+ * Finds the index of an MP4 of `size` bytes, reading through `read` in chunks of `chunk` bytes
+ * (boxes before the index are skipped by their headers): with the index at the front one read, at
+ * the end usually two. Null for anything that does not open with `ftyp` or has no whole index.
  */
-export async function findMp4Index(read: ByteReader, size: number, opts: { chunk: number; maxReads: number }): Promise<Mp4Index | null> {
+async function findMoov(read: ByteReader, size: number, opts: { chunk: number; maxReads: number }): Promise<MoovFound | null> {
   let cached: { start: number; buf: Buffer } = { start: 0, buf: Buffer.alloc(0) };
   let reads = 0;
   const bytes = async (start: number, length: number): Promise<Buffer | null> => {
@@ -168,6 +174,7 @@ export async function findMp4Index(read: ByteReader, size: number, opts: { chunk
     return cached.buf.subarray(0, end - start);
   };
   try {
+    let afterMedia = false;
     for (let at = 0; at + 8 <= size; ) {
       const head = await bytes(at, 16);
       const box = head && boxAt(head, 0, size - at, head.length);
@@ -177,8 +184,9 @@ export async function findMp4Index(read: ByteReader, size: number, opts: { chunk
         const length = box.end - box.start;
         if (length > MAX_MOOV_BYTES) return null;
         const moov = await bytes(at + box.start, length);
-        return moov && moov.length === length ? parseMoov(moov) : null;
+        return moov && moov.length === length ? { moov, afterMedia } : null;
       }
+      if (box.type === 'mdat' || box.type === 'moof') afterMedia = true;
       at += box.end;
     }
     return null;
@@ -187,8 +195,14 @@ export async function findMp4Index(read: ByteReader, size: number, opts: { chunk
   }
 }
 
-/** The index of the MP4 file at `file`; null when it cannot be read. */
-export async function readMp4File(file: string): Promise<Mp4Index | null> {
+/** Finds and parses the index of an MP4 of `size` bytes (see findMoov). Null for anything that is not a whole MP4 index. */
+export async function findMp4Index(read: ByteReader, size: number, opts: { chunk: number; maxReads: number }): Promise<Mp4Index | null> {
+  const found = await findMoov(read, size, opts);
+  return found && parseMoov(found.moov);
+}
+
+/** Runs `use` with a reader of the local file at `file` and its size. */
+async function withFileReader<T>(file: string, use: (read: ByteReader, size: number) => Promise<T>): Promise<T> {
   const fh = await fs.open(file, 'r');
   try {
     const read: ByteReader = async (start, length) => {
@@ -196,40 +210,30 @@ export async function readMp4File(file: string): Promise<Mp4Index | null> {
       const { bytesRead } = await fh.read(buf, 0, length, start);
       return buf.subarray(0, bytesRead);
     };
-    return await findMp4Index(read, (await fh.stat()).size, { chunk: 64 * 1024, maxReads: 64 });
+    return await use(read, (await fh.stat()).size);
   } finally {
     await fh.close();
   }
 }
 
+const LOCAL_READS = { chunk: 64 * 1024, maxReads: 64 };
+
+/** The index of the MP4 file at `file`; null when it cannot be read. */
+export function readMp4File(file: string): Promise<Mp4Index | null> {
+  return withFileReader(file, (read, size) => findMp4Index(read, size, LOCAL_READS));
+}
+
 /**
- * Whether the MP4 at `file` has its index (`moov`) before its media data and is not fragmented: a
- * player starts it before the whole file has arrived, which is what `-movflags +faststart` makes.
- * False for anything else, or anything this reader cannot tell.
+ * Whether the MP4 at `file` has its index before its media data and is not fragmented: a player
+ * starts it before the whole file has arrived, which is what `-movflags +faststart` makes. False
+ * for anything else, or anything this reader cannot tell.
  */
-export async function hasIndexInFront(file: string): Promise<boolean> {
-  const fh = await fs.open(file, 'r');
-  try {
-    const size = (await fh.stat()).size;
-    const head = Buffer.alloc(16);
-    // the boxes before the index are a few (ftyp, free, uuid…): give up on anything stranger
-    for (let at = 0, boxes = 0; at + 8 <= size && boxes < 64; boxes++) {
-      const { bytesRead } = await fh.read(head, 0, 16, at);
-      const box = boxAt(head, 0, size - at, bytesRead);
-      if (!box || (at === 0 && box.type !== 'ftyp') || box.type === 'mdat' || box.type === 'moof') return false;
-      if (box.type === 'moov') {
-        const length = box.end - box.start;
-        if (length > MAX_MOOV_BYTES) return false;
-        const moov = Buffer.alloc(length);
-        if ((await fh.read(moov, 0, length, at + box.start)).bytesRead !== length) return false;
-        return !child(moov, { type: 'moov', start: 0, end: length }, 'mvex');
-      }
-      at += box.end;
-    }
-    return false;
-  } finally {
-    await fh.close();
-  }
+export function hasIndexInFront(file: string): Promise<boolean> {
+  return withFileReader(file, async (read, size) => {
+    const found = await findMoov(read, size, LOCAL_READS);
+    // a fragmented file keeps its samples outside the index
+    return !!found && !found.afterMedia && !child(found.moov, { type: 'moov', start: 0, end: found.moov.length }, 'mvex');
+  });
 }
 
 const VIDEO_CODECS: Record<string, string> = { avc1: 'h264', avc3: 'h264', hvc1: 'hevc', hev1: 'hevc', av01: 'av1', vp09: 'vp9', vp08: 'vp8', mp4v: 'mpeg4' };
