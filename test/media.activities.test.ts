@@ -216,15 +216,19 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
       assert.equal(videoStream(probe), undefined);
     });
 
-    it('format mp4 keeps a fetched MP4 with its index in front as it is (a second name, no copy) and moves an index at the end to the front', async () => {
+    it('format mp4 keeps a fetched MP4 with its index in front as it is (a second name, no copy) and remuxes one with its index at the end or in fragments, the index then in front', async () => {
       const finalize = createDownloadActivities({ ffmpeg, storage }).finalizeDownload;
       const fixture = path.join(fixtureCacheDir(), 'media', 'v480.mp4');
       // the same streams with the index written after the media data
       const indexLast = path.join(dataDir, 'v480-index-last.mp4');
       await execFileP('ffmpeg', ['-v', 'error', '-y', '-i', fixture, '-map', '0', '-c', 'copy', indexLast]);
+      // and fragmented (an empty index in front, the samples' tables in fragments after it)
+      const fragmented = path.join(dataDir, 'v480-fragmented.mp4');
+      await execFileP('ffmpeg', ['-v', 'error', '-y', '-i', fixture, '-map', '0', '-c', 'copy', '-movflags', 'frag_keyframe+empty_moov', fragmented]);
       assert.equal(await hasIndexInFront(fixture), true);
       assert.equal(await hasIndexInFront(indexLast), false);
-      for (const [name, file, kept] of [['index in front', fixture, true], ['index at the end', indexLast, false]] as const) {
+      assert.equal(await hasIndexInFront(fragmented), false);
+      for (const [name, file, kept] of [['index in front', fixture, true], ['index at the end', indexLast, false], ['fragmented', fragmented, false]] as const) {
         const jobId = crypto.randomUUID();
         const sourceFile = path.join('download', 'source.mp4');
         fs.mkdirSync(path.join(storage.workDirOf(jobId), 'download'), { recursive: true });

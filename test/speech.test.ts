@@ -47,16 +47,16 @@ describe('speech: model registry, Apertium and the faster-whisper activities', f
   after(() => fs.rmSync(config.dataDir, { recursive: true, force: true }));
 
   /** Puts a shared recording where downloadSource would have left it; returns the relative path. */
-  function stage(file: string): { jobId: string; sourceFile: string } {
+  function stage(file: string, dir = SPEECH_DIR): { jobId: string; sourceFile: string } {
     const jobId = `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`;
     const rel = path.join('download', file);
     fs.mkdirSync(path.join(storage.workDirOf(jobId), 'download'), { recursive: true });
-    fs.symlinkSync(path.join(SPEECH_DIR, file), path.join(storage.workDirOf(jobId), rel));
+    fs.symlinkSync(path.join(dir, file), path.join(storage.workDirOf(jobId), rel));
     return { jobId, sourceFile: rel };
   }
 
-  async function transcribe(file: string, p: Partial<TranscribeParams>, progress: number[] = []) {
-    const { jobId, sourceFile } = stage(file);
+  async function transcribe(file: string, p: Partial<TranscribeParams>, progress: number[] = [], dir = SPEECH_DIR) {
+    const { jobId, sourceFile } = stage(file, dir);
     const params: TranscribeParams = { url: 'http://x/', language: null, output_format: 'json', word_timestamps: true, model_size: 'base', diarize: false, num_speakers: null, known_speakers: [], multichannel: false, webhook_url: null, ...p };
     const out = (await activityEnv((v) => progress.push(v)).run(activities.transcribe, { jobId, sourceFile, params, progressRange: [15, 99] as [number, number] })) as JobOutput;
     return { out, body: fs.readFileSync(storage.outputPath(out.outputFile), 'utf8'), jobId };
@@ -301,6 +301,23 @@ describe('speech: model registry, Apertium and the faster-whisper activities', f
         assert.deepEqual(fs.readdirSync(dir).sort(), ['jfk-x14.m4a', 'out.json'], 'nothing decoded to disk');
       } finally {
         whisper.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('a source whose length its probe does not give (Matroska written to a pipe) is read from a 16 kHz WAV instead', async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'speech-no-length-'));
+      try {
+        // written to a pipe, the muxer cannot go back to write the duration: ffprobe reports none
+        fs.writeFileSync(path.join(dir, 'jfk.mkv'), execFileSync('ffmpeg', ['-v', 'error', '-i', path.join(SPEECH_DIR, 'jfk.wav'), '-c:a', 'libopus', '-f', 'matroska', 'pipe:1']));
+        const probe = JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration:stream=duration', '-of', 'json', path.join(dir, 'jfk.mkv')]).toString()) as { format: { duration?: string }; streams: { duration?: string }[] };
+        assert.equal(probe.format.duration ?? probe.streams[0]?.duration, undefined, 'the fixture has no length');
+        const { out, jobId } = await transcribe('jfk.mkv', { model_size: 'base', word_timestamps: false }, [], dir);
+        assert.deepEqual(fs.readdirSync(path.join(storage.workDirOf(jobId), 'speech')).sort(), ['audio.wav', 'whisper.json']);
+        const wer = wordErrorRate(EXPECTED['jfk.wav']!.text!, out.resultData.text as string);
+        assert.ok(wer <= 0.1, `WER ${wer}: ${String(out.resultData.text)}`);
+        assert.ok(Math.abs((out.resultData.duration as number) - 11) < 0.2, `duration ${String(out.resultData.duration)}`);
+      } finally {
         fs.rmSync(dir, { recursive: true, force: true });
       }
     });
