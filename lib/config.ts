@@ -77,6 +77,7 @@ const EnvSchema = z.object({
   WHISPER_BATCH_SIZE: z.coerce.number().int().min(0).max(64).optional(),
   WHISPER_BATCH_FROM_SECONDS: z.coerce.number().min(0).default(120),
   WHISPER_SECTION_SECONDS: z.coerce.number().min(30).default(300),
+  WAVEFORM_DECODERS: z.coerce.number().int().min(1).max(16).optional(),
   APERTIUM_PATH: z.string().default('apertium'),
   APERTIUM_MODES_DIR: z.string().default('/usr/share/apertium/modes'),
   DASHBOARD_SESSION_TTL_MINUTES: z.coerce.number().positive().default(720),
@@ -211,6 +212,8 @@ export type Config = {
   whisperBatchFromSeconds: number;
   /** Long audio is read and decoded this many seconds at a time (cut at a quiet moment), so memory does not grow with its length. */
   whisperSectionSeconds: number;
+  /** ffmpeg runs a long MP4's audio is decoded in at once for its waveform. */
+  waveformDecoders: number;
   apertiumPath: string;
   apertiumModesDir: string;
   /** Lifetime of a dashboard session from sign-in, ms. */
@@ -320,6 +323,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     whisperBatchSize: e.WHISPER_BATCH_SIZE ?? Math.min(8, Math.max(2, os.availableParallelism())),
     whisperBatchFromSeconds: e.WHISPER_BATCH_FROM_SECONDS,
     whisperSectionSeconds: e.WHISPER_SECTION_SECONDS,
+    // one AAC decoder runs on one core: a long source's waveform decodes in stretches, one per core up to 4
+    waveformDecoders: e.WAVEFORM_DECODERS ?? Math.min(4, os.availableParallelism()),
     apertiumPath: e.APERTIUM_PATH,
     apertiumModesDir: e.APERTIUM_MODES_DIR,
     dashboardSessionTtlMs: e.DASHBOARD_SESSION_TTL_MINUTES * 60_000,

@@ -40,12 +40,15 @@ export interface SourceRef {
 /** Reads a tool's standard output as it streams (see FfmpegRunRequest.consumeStdout). */
 export type ConsumeStdout = NonNullable<FfmpegRunRequest['consumeStdout']>;
 
+/** Where a run's progress goes: the share of the job's progress it covers, or a callback taking its fraction done (runs in parallel sum theirs). */
+export type RunProgress = [number, number] | ((fraction: number) => void);
+
 /** A source ready for ffmpeg: its input options (`… -i X`) and how to run ffmpeg on it. */
 export interface VideoInput {
   /** `-ss`-style options go before these; the result ends with `-i <file or URL>`. */
   input(before?: string[]): string[];
   /** An ffmpeg run over this input, through the egress proxy when it is a URL; with consumeStdout its output (`pipe:1`) streams to the caller. */
-  run(args: string[], durationHint: number, range: [number, number], consumeStdout?: ConsumeStdout): Promise<{ log: string; progress: Record<string, string> }>;
+  run(args: string[], durationHint: number, progress: RunProgress, consumeStdout?: ConsumeStdout): Promise<{ log: string; progress: Record<string, string> }>;
 }
 
 /** A processing step's opened source. */
@@ -161,7 +164,7 @@ export function pastEnd(field: string, at: number, duration: number): never {
 }
 
 /** One ffmpeg run with heartbeats and cancellation; a failure is described in the source's terms (see toolFailure). */
-export async function runFfmpegStep(ffmpeg: FfmpegEngine, args: string[], durationHint: number, range: [number, number], consumeStdout?: ConsumeStdout) {
+export async function runFfmpegStep(ffmpeg: FfmpegEngine, args: string[], durationHint: number, range: RunProgress, consumeStdout?: ConsumeStdout) {
   try {
     return await runTool(ffmpeg, args, durationHint, range, undefined, consumeStdout);
   } catch (err) {
@@ -170,6 +173,7 @@ export async function runFfmpegStep(ffmpeg: FfmpegEngine, args: string[], durati
 }
 
 /** One ffmpeg run with heartbeats and cancellation; rejects with the tool's own error. */
-async function runTool(ffmpeg: FfmpegEngine, args: string[], durationHint: number, range: [number, number], proxyUrl?: string, consumeStdout?: ConsumeStdout) {
-  return alive(() => ffmpeg.run({ args, proxyUrl, durationHint, signal: Context.current().cancellationSignal, onProgress: progressReporter(range), consumeStdout }));
+async function runTool(ffmpeg: FfmpegEngine, args: string[], durationHint: number, range: RunProgress, proxyUrl?: string, consumeStdout?: ConsumeStdout) {
+  const onProgress = typeof range === 'function' ? range : progressReporter(range);
+  return alive(() => ffmpeg.run({ args, proxyUrl, durationHint, signal: Context.current().cancellationSignal, onProgress, consumeStdout }));
 }

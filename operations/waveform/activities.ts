@@ -1,19 +1,25 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { addAbortSignal, type Readable } from 'node:stream';
 import sharp from 'sharp';
 import type { Storage } from '../../engines/storage';
-import { rawSamplesRecipe } from '../../engines/ffmpeg/recipes/audio';
+import { rawSamplesRecipe, type SampleStretch } from '../../engines/ffmpeg/recipes/audio';
 import { JobFailure } from '../../lib/job-failure';
 import type { JobOutput } from '../../jobs/types';
 import { durationOf, roundMs } from '../../activities/step/media-probe';
-import { withSource, type OpenedSource, type SourceReadDeps, type SourceRef } from '../../activities/source/video-source';
+import { withSource, type ConsumeStdout, type OpenedSource, type SourceReadDeps, type SourceRef } from '../../activities/source/video-source';
+import { progressReporter } from '../../activities/step/heartbeat';
 import type { StepDeps } from '../step-deps';
 import { audiowaveformData, drawPeaks, Peaks } from './peaks';
 import type { WaveformParams } from './spec';
+import { decodeStretches, splittable } from './stretches';
 
 export interface WaveformDeps extends SourceReadDeps {
   storage: Storage;
+  /** ffmpeg runs one long MP4's audio is decoded in at once (1: always one). */
+  decoders: number;
+  /** The length from which a source is split across the decoders (a test lowers it). */
+  splitFromSeconds?: number;
 }
 
 export interface DrawWaveformInput extends SourceRef {
@@ -40,10 +46,15 @@ export function createWaveformActivities(deps: WaveformDeps) {
     const audio = probe.streams.find((s) => s.codec_type === 'audio');
     if (!audio) throw JobFailure.user('unavailable', 'The source has no audio track, so there is no waveform to draw');
     const sampleRate = Number(audio.sample_rate) > 0 ? Number(audio.sample_rate) : 44100;
+    const duration = durationOf(probe);
+    const stretches = decodeStretches(duration, splittable(probe) ? deps.decoders : 1, deps.splitFromSeconds);
     // the decoded samples stream from ffmpeg into the peaks: nothing decoded touches the disk
-    const peaks = new Peaks(params.format === 'json' ? params.points! : params.width!);
-    await src.run(rawSamplesRecipe(src.input, { sampleRate }), durationOf(probe), input.progressRange, (stdout) => addSamples(stdout, peaks));
-    peaks.finish();
+    const parts = stretches.map(() => new Peaks(params.format === 'json' ? params.points! : params.width!));
+    await decodeAll(src, stretches, duration, input.progressRange, (stretch, k) => ({
+      args: rawSamplesRecipe(src.input, { sampleRate, stretch: stretches.length > 1 ? stretch : undefined }),
+      consume: (stdout) => addSamples(stdout, parts[k]!),
+    }));
+    const peaks = parts[0]!.finish(...parts.slice(1));
     if (peaks.totalSamples === 0) throw src.unreadable('The source\'s audio track holds no samples');
 
     const relative = storage.outputRelative(input.jobId, `waveform.${params.format}`);
@@ -62,6 +73,46 @@ export function createWaveformActivities(deps: WaveformDeps) {
   }
 }
 
+/**
+ * Runs one ffmpeg per stretch, all at once, their progress summed by the audio each has decoded.
+ * When one fails the others' output is cut, which ends them; the step returns only once every run
+ * has ended, with the first failure.
+ */
+async function decodeAll(
+  src: OpenedSource,
+  stretches: SampleStretch[],
+  duration: number,
+  range: [number, number],
+  runOf: (stretch: SampleStretch, k: number) => { args: string[]; consume: ConsumeStdout },
+): Promise<void> {
+  if (stretches.length === 1) {
+    const { args, consume } = runOf(stretches[0]!, 0);
+    await src.run(args, duration, range, consume);
+    return;
+  }
+  const report = progressReporter(range);
+  const decoded = stretches.map(() => 0);
+  const lengthOf = (s: SampleStretch) => s.seconds ?? Math.max(1, duration - s.from);
+  const cut = new AbortController();
+  let firstFailure: unknown = null;
+  const runs = stretches.map(async (stretch, k) => {
+    const { args, consume } = runOf(stretch, k);
+    const onProgress = (fraction: number) => {
+      decoded[k] = fraction * lengthOf(stretch);
+      report(decoded.reduce((a, b) => a + b, 0) / Math.max(1, duration));
+    };
+    try {
+      await src.run(args, lengthOf(stretch), onProgress, (stdout) => consume(addAbortSignal(cut.signal, stdout)));
+    } catch (err) {
+      firstFailure ??= err;
+      cut.abort();
+      throw err;
+    }
+  });
+  await Promise.allSettled(runs);
+  if (firstFailure !== null) throw firstFailure;
+}
+
 /** Feeds a stream of 16-bit little-endian mono samples to the peaks, as it arrives. */
 async function addSamples(stdout: Readable, peaks: Peaks): Promise<void> {
   let carry: Buffer | null = null;
@@ -76,4 +127,4 @@ async function addSamples(stdout: Readable, peaks: Peaks): Promise<void> {
 }
 
 /** The waveform's own step, as its worker builds it. */
-export const waveformSteps = ({ ffmpeg, storage, egress, config }: StepDeps) => createWaveformActivities({ ffmpeg, storage, egress, limits: config });
+export const waveformSteps = ({ ffmpeg, storage, egress, config }: StepDeps) => createWaveformActivities({ ffmpeg, storage, egress, limits: config, decoders: config.waveformDecoders });

@@ -87,19 +87,29 @@ export class Peaks {
     this.bin *= 2;
   }
 
-  /** The runs, once every sample is in; a pixel no bin reached is silence. */
-  finish(): this {
-    const total = this.totalSamples;
+  /**
+   * The runs, once every sample is in; a pixel no bin reached is silence. `after` are the stretches
+   * that followed this one's in the same stream, each taken by its own Peaks (a decode split at
+   * times and run in parallel): the runs are then those of the whole, and so is totalSamples.
+   */
+  finish(...after: Peaks[]): this {
+    const parts = [this, ...after];
+    const total = parts.reduce((sum, part) => sum + part.totalSamples, 0);
     this.length = Math.max(0, Math.min(this.pixels, total));
     this.samplesPerPixel = Math.max(1, Math.floor(total / Math.max(1, this.pixels)));
     this.min = new Int16Array(this.length).fill(32767);
     this.max = new Int16Array(this.length).fill(-32768);
     const last = this.length - 1;
-    for (let k = 0; k < this.bins && last >= 0; k++) {
-      const px = Math.min(Math.floor((k * this.bin) / this.samplesPerPixel), last);
-      if (this.binMin[k]! < this.min[px]!) this.min[px] = this.binMin[k]!;
-      if (this.binMax[k]! > this.max[px]!) this.max[px] = this.binMax[k]!;
+    let offset = 0;
+    for (const part of parts) {
+      for (let k = 0; k < part.bins && last >= 0; k++) {
+        const px = Math.min(Math.floor((offset + k * part.bin) / this.samplesPerPixel), last);
+        if (part.binMin[k]! < this.min[px]!) this.min[px] = part.binMin[k]!;
+        if (part.binMax[k]! > this.max[px]!) this.max[px] = part.binMax[k]!;
+      }
+      offset += part.totalSamples;
     }
+    this.totalSamples = total;
     for (let px = 0; px < this.length; px++) {
       if (this.min[px]! > this.max[px]!) this.min[px] = this.max[px] = 0;
     }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { rawSamplesRecipe } from '../../engines/ffmpeg/recipes/audio';
 import { audiowaveformData, drawPeaks, Peaks, rowOf, WAVE_COLOUR } from './peaks';
 import { WaveformRequestSchema } from './spec';
+import { decodeStretches, splittable, SPLIT_FROM_SECONDS } from './stretches';
 
 const URL = 'https://media.example.com/a.mp3';
 
@@ -72,6 +73,35 @@ describe('waveform: request form and peaks', () => {
     }
   });
 
+  it('a stream taken in stretches by one Peaks each, joined: the same runs and total as one Peaks over it all', () => {
+    const total = 10_007;
+    const signal = Int16Array.from({ length: total }, (_, i) => ((i * 7919) % 60_001) - 30_000);
+    const one = new Peaks(37);
+    one.add(signal);
+    one.finish();
+    const parts = [[0, 3_001], [3_001, 7_000], [7_000, total]].map(([from, to]) => {
+      const part = new Peaks(37);
+      part.add(signal.subarray(from, to));
+      return part;
+    });
+    const joined = parts[0]!.finish(...parts.slice(1));
+    assert.deepEqual([joined.totalSamples, joined.length, joined.samplesPerPixel], [one.totalSamples, one.length, one.samplesPerPixel]);
+    assert.deepEqual([...joined.min], [...one.min]);
+    assert.deepEqual([...joined.max], [...one.max]);
+  });
+
+  it('splits an indexed source of 5 minutes or more into one stretch per decoder, on whole seconds, the last to the end', () => {
+    assert.deepEqual(decodeStretches(3600, 2), [{ from: 0, seconds: 1800 }, { from: 1800, seconds: null }]);
+    assert.deepEqual(decodeStretches(1000.4, 3), [{ from: 0, seconds: 333 }, { from: 333, seconds: 334 }, { from: 667, seconds: null }]);
+    // each stretch at least half the threshold long: 5 minutes on 4 decoders is two stretches
+    assert.deepEqual(decodeStretches(SPLIT_FROM_SECONDS, 4), [{ from: 0, seconds: 150 }, { from: 150, seconds: null }]);
+    assert.deepEqual(decodeStretches(SPLIT_FROM_SECONDS - 1, 4), [{ from: 0, seconds: null }]);
+    assert.deepEqual(decodeStretches(3600, 1), [{ from: 0, seconds: null }]);
+    assert.deepEqual(decodeStretches(0, 4), [{ from: 0, seconds: null }]);
+    assert.equal(splittable({ format: { format_name: 'mov,mp4,m4a,3gp,3g2,mj2' }, streams: [] }), true);
+    for (const name of ['mp3', 'matroska,webm', 'aac', 'ogg', 'wav']) assert.equal(splittable({ format: { format_name: name }, streams: [] }), false, name);
+  });
+
   it('draws each column from its max down to its min; silence is the centre row', () => {
     const peaks = new Peaks(2);
     peaks.add(Int16Array.from([0, 0, -16384, 16384]));
@@ -89,5 +119,8 @@ describe('waveform: request form and peaks', () => {
     assert.deepEqual(rawSamplesRecipe(input, { sampleRate: 48_000 }), [
       '-i', 'https://cdn.example/a.mp3', '-map', '0:a:0', '-vn', '-ac', '1', '-ar', '48000', '-c:a', 'pcm_s16le', '-flush_packets', '0', '-f', 's16le', '-y', 'pipe:1',
     ]);
+    // a stretch: seek and length as input options, so ffmpeg trims to the sample
+    assert.deepEqual(rawSamplesRecipe(input, { sampleRate: 44_100, stretch: { from: 1800, seconds: 900 } }).slice(0, 7), ['-ss', '1800', '-t', '900', '-i', 'https://cdn.example/a.mp3', '-map']);
+    assert.deepEqual(rawSamplesRecipe(input, { sampleRate: 44_100, stretch: { from: 2700, seconds: null } }).slice(0, 5), ['-ss', '2700', '-i', 'https://cdn.example/a.mp3', '-map']);
   });
 });

@@ -12,8 +12,19 @@ const MONO_S16 = (sampleRate: number) => ['-map', '0:a:0', '-vn', '-ac', '1', '-
  * blocks: by default ffmpeg writes each decoded frame to a pipe on its own, 140,000 writes of 2 KB for
  * an hour of AAC, each a turn of the reader's event loop (3.6 s against 4.4 s for that hour, peaks taken).
  */
-export function rawSamplesRecipe(input: InputOf, p: { sampleRate: number }): string[] {
-  return [...input([]), ...MONO_S16(p.sampleRate), '-flush_packets', '0', '-f', 's16le', '-y', 'pipe:1'];
+export function rawSamplesRecipe(input: InputOf, p: { sampleRate: number; stretch?: SampleStretch }): string[] {
+  const stretch = p.stretch ? ['-ss', String(p.stretch.from), ...(p.stretch.seconds === null ? [] : ['-t', String(p.stretch.seconds)])] : [];
+  return [...input(stretch), ...MONO_S16(p.sampleRate), '-flush_packets', '0', '-f', 's16le', '-y', 'pipe:1'];
+}
+
+/**
+ * A stretch of the source's audio, `seconds` long from `from` (null: to the end). As input options
+ * on an indexed file, ffmpeg seeks and trims to the sample: stretches that meet decode to as many
+ * samples as the whole.
+ */
+export interface SampleStretch {
+  from: number;
+  seconds: number | null;
 }
 
 /** Sample rate faster-whisper works at: it resamples anything else itself, slower. */
