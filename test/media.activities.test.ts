@@ -18,6 +18,7 @@ import type { DownloadFormat, Quality } from '../operations/download/spec';
 import { LocalStorage, Storage } from '../engines/storage';
 import { testEgress } from './helpers/egress';
 import { FIXTURE, fixtureCacheDir, startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
+import { originMedia, startMediaOrigin, type MediaOrigin } from './helpers/media-origin';
 import { hasIndexInFront } from '../engines/ffmpeg/mp4-index';
 import { activityEnv, runActivity, expectNonRetryable } from './helpers/activity-env';
 import { audioStream, ffprobe, videoStream } from './helpers/media';
@@ -252,6 +253,54 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
         USER_FAILURE_TYPES.unavailable,
         /404/,
       );
+    });
+  });
+
+  describe('a speech job\'s file at a URL: only its audio track is kept', () => {
+    let origin: MediaOrigin;
+    let media: string;
+    before(async function () {
+      this.timeout(5 * 60_000);
+      media = await originMedia();
+      origin = await startMediaOrigin(media);
+    });
+    after(async () => origin?.close());
+
+    const fetchSpeech = async (url: string) => {
+      const jobId = crypto.randomUUID();
+      const fetched = (await runActivity(fetchActs().fetchSource, { jobId, url, quality: 'audio', format: null, progressRange: [0, 15] as [number, number] })) as { sourceFile: string; duration: number | null };
+      const file = await storage.workFile(jobId, fetched.sourceFile);
+      return { fetched, file, probe: await ffprobe(file) };
+    };
+    const sourceSeconds = async (name: string) => Number((await ffprobe(path.join(media, name))).format.duration);
+
+    for (const name of ['speech-fast.mp4', 'speech-tail.mp4']) {
+      it(`${name} from an origin that serves ranges: the audio track copied, no picture, the same length, a fraction of the bytes`, async () => {
+        const { fetched, file, probe } = await fetchSpeech(origin.url('range', name));
+        assert.equal(path.basename(fetched.sourceFile), 'source.mka');
+        assert.deepEqual(probe.streams.map((s) => `${s.codec_type}:${s.codec_name}`), ['audio:aac']);
+        assert.ok(Math.abs(Number(probe.format.duration) - (await sourceSeconds(name))) < 0.1, `duration ${probe.format.duration}`);
+        assert.ok(fs.statSync(file).size < fs.statSync(path.join(media, name)).size / 2, `${fs.statSync(file).size} bytes kept of ${fs.statSync(path.join(media, name)).size}`);
+      });
+    }
+
+    it('an origin that sends no length (chunked): the file fetched whole, as before', async () => {
+      const { fetched, probe } = await fetchSpeech(origin.url('chunked', 'speech-tail.mp4'));
+      assert.equal(path.basename(fetched.sourceFile), 'source.mp4');
+      assert.ok(videoStream(probe) && audioStream(probe));
+    });
+
+    it('an origin that ignores ranges, the index at the end: whichever way it is read, the audio is whole', async () => {
+      const { probe } = await fetchSpeech(origin.url('norange', 'speech-tail.mp4'));
+      assert.equal(audioStream(probe)?.codec_name, 'aac');
+      assert.ok(Math.abs(Number(probe.format.duration) - (await sourceSeconds('speech-tail.mp4'))) < 0.1, `duration ${probe.format.duration}`);
+    });
+
+    it('a file cut short (no index): fails as unreadable media, not as a tool error', async () => {
+      await assert.rejects(fetchSpeech(origin.url('range', 'speech-cut.mp4')), (err: Error) => {
+        assert.doesNotMatch(err.message, /ffmpeg|matroska/i);
+        return true;
+      });
     });
   });
 

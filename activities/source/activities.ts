@@ -9,7 +9,7 @@ import { sourceLimits, type PlanName } from '../../lib/plans';
 import { uploadIdOf } from '../../lib/uploads';
 import type { VideoInfo } from '../../lib/video-info';
 import { assertClipWithin } from '../step/failures';
-import { fetchDirectFile, openDirectFile } from './direct-file';
+import { fetchDirectAudio, fetchDirectFile, openDirectFile } from './direct-file';
 import { downloadWithYtdlp, fetchWithYtdlp, measureDirect, openWithYtdlp, probeWithYtdlp } from './extractor';
 import { assertSafeSource, originOf } from './origin';
 import { directFileInfo, withinLimits } from './source-facts';
@@ -72,6 +72,9 @@ export function createSourceActivities(deps: SourceDeps) {
       const origin = await originOf(input.url, { uploads: true, allowPrivateNetwork, cookies: deps.ytdlp.hasCookiesFor(input.url) });
       if (origin.kind === 'upload') return takeUpload(deps, input.jobId, origin.uploadId, limitsOf(input), input.slot);
       if (origin.kind === 'direct') {
+        // speech steps read only the audio: a video file's picture need not reach the disk
+        const audio = input.quality === 'audio' ? await fetchDirectAudio(deps, input, limitsOf(input), origin.media) : null;
+        if (audio) return audio;
         // speech steps read the file whole: the probe would only weigh on the job's history
         const { sourceProbe: _unused, ...fetched } = await fetchDirectFile(deps, input, limitsOf(input), origin.media.length);
         return fetched;

@@ -2,10 +2,11 @@
 // streamed to disk by Node (same address rule and size limit), saving a yt-dlp process start per job.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Context } from '@temporalio/activity';
-import { DirectMediaError, downloadDirectMedia } from '../../engines/direct-media';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { DirectMediaError, downloadDirectMedia, type DirectMedia } from '../../engines/direct-media';
 import { EgressRefusedError } from '../../engines/egress/address-check';
 import type { ProbeResult } from '../../engines/ffmpeg/ffmpeg.engine';
+import { audioTrackCopyRecipe } from '../../engines/ffmpeg/recipes/audio';
 import { JobFailure } from '../../lib/job-failure';
 import { tooLargeMessage, tooLongMessage, type SourceLimits } from '../../lib/plans';
 import { refusalFailure, throughEgress } from '../step/egress-run';
@@ -55,6 +56,49 @@ export async function fetchDirectFile(deps: DirectDeps, input: DownloadSourceInp
   const duration = probe.format.duration ?? null;
   if (duration !== null && duration > limits.maxSeconds) throw overLimit(tooLongMessage(limits, duration));
   return { sourceFile: path.relative(workDir, file), title: directTitle(input.url), duration, sourceProbe: probe };
+}
+
+/**
+ * A speech job's file at a URL, keeping only its first audio track: ffmpeg copies the track (no
+ * decoding) as it reads the URL through the egress proxy. An hour of 720p video is 266 MB, its audio
+ * 45 MB: the job's disk and the hand-off to the speech step shrink by the picture. Null when the file
+ * should be fetched whole instead: it is served as audio (nothing to drop), its length is unknown
+ * (the size limit is checked against it), or ffmpeg could not read it (no audio track, an origin
+ * that ignores ranges with the index at the end).
+ */
+export async function fetchDirectAudio(deps: DirectDeps, input: DownloadSourceInput, limits: SourceLimits, media: DirectMedia): Promise<FetchedSource | null> {
+  const { ffmpeg, storage, egress } = deps;
+  const { length } = media;
+  if (length === null || !egress || /^audio\//i.test(media.contentType)) return null;
+  if (length > limits.maxBytes) throw overLimit(tooLargeMessage(limits, length));
+  const workDir = storage.workDirOf(input.jobId);
+  const file = path.join(downloadFolder(workDir, input.slot), 'source.mka');
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  const signal = Context.current().cancellationSignal;
+  const watch = watchDownload(path.dirname(file), limits, ffmpeg, signal);
+  try {
+    await throughEgress(egress, input.url, (proxyUrl) => alive(() => ffmpeg.run({ args: audioTrackCopyRecipe(input.url, file), proxyUrl, signal: watch.signal })));
+  } catch (err) {
+    const over = watch.exceeded();
+    if (over) throw overLimit(over.message);
+    // a cancel, and the egress proxy's own failures (a refused or unreachable host), are the job's
+    if (signal.aborted || err instanceof ApplicationFailure) throw err;
+    if (err instanceof EgressRefusedError) throw refusalFailure(err);
+    // the whole file is fetched instead, where its real problem (if any) shows
+    await fs.rm(file, { force: true });
+    return null;
+  } finally {
+    watch.stop();
+  }
+  const probe = await ffmpeg.probe(file).catch(() => null);
+  const duration = probe?.format.duration ?? null;
+  if (!probe?.streams.some((s) => s.codec_type === 'audio') || duration === null) {
+    await fs.rm(file, { force: true });
+    return null;
+  }
+  if (duration > limits.maxSeconds) throw overLimit(tooLongMessage(limits, duration));
+  progressReporter(input.progressRange)(1);
+  return { sourceFile: path.relative(workDir, file), title: directTitle(input.url), duration };
 }
 
 /** Read in place (measured from its MP4 index, or by ffprobe through the egress proxy) when its origin serves ranges and the job reads part of it; else fetched whole. */

@@ -44,3 +44,11 @@ export function speechAudioRecipe(file: string, out: string): string[] {
 export function speechChannelRecipe(file: string, channel: number, out: string): string[] {
   return ['-i', file, '-map', '0:a:0', '-vn', '-af', `pan=mono|c0=c${channel}`, '-ar', String(SPEECH_SAMPLE_RATE), '-c:a', 'pcm_s16le', '-f', 'wav', '-y', out];
 }
+
+/**
+ * A source's first audio track copied as it is (no decoding) into Matroska, which holds any audio
+ * codec: what a speech job keeps of a video file at a URL.
+ */
+export function audioTrackCopyRecipe(input: string, out: string): string[] {
+  return ['-i', input, '-map', '0:a:0', '-vn', '-sn', '-dn', '-c', 'copy', '-f', 'matroska', '-y', out];
+}
