@@ -12,7 +12,7 @@ import { createWhisperEngine } from '../engines/speech/whisper.engine';
 import { createApertiumEngine, modesToPairs } from '../engines/translate/apertium.engine';
 import { planSpeechTranslation } from '../engines/translate/speech-plan';
 import { planRoute, reachablePairs, translateRoute, type LanguagePair } from '../engines/translate/translation-engine';
-import { loadConfig } from '../lib/config';
+import { loadConfig, projectRoot } from '../lib/config';
 import type { JobOutput } from '../jobs/types';
 import type { TranscribeParams } from '../operations/transcribe/spec';
 import type { TranslateParams } from '../operations/translate/spec';
@@ -244,6 +244,46 @@ describe('speech: model registry, Apertium and the faster-whisper activities', f
         whisper.close();
         fs.rmSync(dir, { recursive: true, force: true });
       }
+    });
+
+    it("decodes a batch's windows with each encoded and aligned on its own, and the VAD a stretch at a time: the batch's text, words and speech", () => {
+      // the runner's lean working memory against faster-whisper as it comes, in one Python process on the same audio
+      const check = `
+import json, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import whisper_runner as runner
+from faster_whisper import BatchedInferencePipeline, WhisperModel
+from faster_whisper.audio import decode_audio
+from faster_whisper.vad import VadOptions, get_speech_timestamps, get_vad_model
+audio = np.tile(decode_audio(sys.argv[3]), 6)
+def run(model):
+    segments, _ = BatchedInferencePipeline(model).transcribe(audio, batch_size=3, without_timestamps=True, word_timestamps=True, beam_size=5, vad_filter=True)
+    segments = list(segments)
+    speech = get_speech_timestamps(audio, VadOptions())
+    frames = np.pad(audio, (0, -len(audio) % 512))
+    return {"text": [s.text for s in segments], "words": [[w.word, w.start, w.end] for s in segments for w in s.words], "speech": speech, "probs": get_vad_model()(frames).ravel().tolist()}
+model = WhisperModel(sys.argv[2], device="cpu", compute_type="int8", local_files_only=True)
+plain = run(model)
+runner.lean_working_memory(model)
+print(json.dumps({"plain": plain, "lean": run(model), "vad_frames": get_vad_model().session.frames}))
+`;
+      const base = services.registry.select('base', null).model;
+      const out = JSON.parse(execFileSync(config.whisperPython, ['-c', check, path.join(projectRoot, 'engines/speech'), base, path.join(SPEECH_DIR, 'jfk.wav')], { env: { ...process.env, HF_HUB_OFFLINE: '1' }, maxBuffer: 64 * 1024 * 1024 }).toString()) as {
+        plain: { text: string[]; words: [string, number, number][]; speech: unknown[]; probs: number[] };
+        lean: { text: string[]; words: [string, number, number][]; speech: unknown[]; probs: number[] };
+        vad_frames: number;
+      };
+      // 66 s of speech: three windows a batch, and 2,063 VAD frames, so both work in more than one piece
+      assert.ok(out.plain.text.length >= 3 && out.vad_frames * 2 < out.plain.probs.length, `${out.plain.text.length} windows, ${out.plain.probs.length} VAD frames`);
+      assert.deepEqual(out.lean.text, out.plain.text);
+      assert.deepEqual(out.lean.speech, out.plain.speech);
+      assert.equal(out.lean.probs.length, out.plain.probs.length);
+      assert.ok(out.lean.probs.every((p, i) => Math.abs(p - out.plain.probs[i]!) < 1e-4), 'VAD probabilities differ');
+      assert.deepEqual(out.lean.words.map((w) => w[0]), out.plain.words.map((w) => w[0]));
+      // a word's times may move by one 20 ms step of the alignment: a matrix product of one window rounds a little otherwise
+      const moved = out.lean.words.filter((w, i) => Math.abs(w[1] - out.plain.words[i]![1]) > 0.021 || Math.abs(w[2] - out.plain.words[i]![2]) > 0.021);
+      assert.deepEqual(moved, [], `words moved: ${JSON.stringify(moved)}`);
     });
 
     it("reads the source's samples from ffmpeg as it decodes them: a cancel mid-stream stops ffmpeg and the runner, and the next run is whole", async () => {

@@ -36,6 +36,7 @@ def load(req):
             download_root=key[3],
             local_files_only=not req.get("allow_download", False),
         )
+        lean_working_memory(model)
         while len(MODELS) >= KEEP_MODELS:
             MODELS.pop(next(iter(MODELS)))
     MODELS[key] = model
@@ -83,6 +84,7 @@ def main(req):
         sections = 0
         for offset, samples in audio.sections(section_s):
             sections += 1
+            release_free_memory()
             options = dict(task=task, language=language, beam_size=int(req.get("beam_size") or 5), vad_filter=True)
             if batch_size > 1:
                 from faster_whisper import BatchedInferencePipeline
@@ -138,6 +140,88 @@ def main(req):
 
     write_result(req["output"], result)
     emit({"event": "done"})
+
+
+# The VAD's frames (32 ms each) given to its network in one call: faster-whisper gives up to 10,000
+# (5 minutes), whose intermediates took 137 MB; the network's state passes from call to call.
+VAD_FRAMES_PER_CALL = 1000
+
+
+def lean_working_memory(model):
+    """Keeps the working memory to what one 30 s window needs, at the same speed: a batch's windows are
+    encoded and aligned to their words one at a time (the encoder's attention over a window takes about
+    150 MB, and a batch held them all at once), while their text is still decoded a batch at a time,
+    where batching gains its speed. The VAD reads a VAD_FRAMES_PER_CALL stretch at a time."""
+    import ctranslate2
+    import numpy as np
+    from faster_whisper.vad import get_vad_model
+
+    whole_encode = model.encode
+
+    def encode(features):
+        if features.ndim == 3 and features.shape[0] > 1:
+            parts = [np.array(whole_encode(features[i : i + 1])) for i in range(features.shape[0])]
+            return ctranslate2.StorageView.from_array(np.concatenate(parts))
+        return whole_encode(features)
+
+    model.encode = encode
+    model.model = OneWindowAlignment(model.model)
+    vad = get_vad_model()
+    if not isinstance(vad.session, FramesPerCall):
+        vad.session = FramesPerCall(vad.session, VAD_FRAMES_PER_CALL)
+
+
+def release_free_memory():
+    """Hands the heap's free pages back to the system (glibc's malloc_trim), so what a section freed
+    does not stay resident under the next one's working memory."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: nothing to trim
+
+
+class OneWindowAlignment:
+    """CTranslate2's Whisper model, but `align` works on one window of a batch at a time."""
+
+    def __init__(self, model):
+        self._model = model
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+    def align(self, encoder_output, start_sequence, text_tokens, num_frames, **kwargs):
+        import ctranslate2
+        import numpy as np
+
+        if len(text_tokens) <= 1 or encoder_output.shape[0] != len(text_tokens):
+            return self._model.align(encoder_output, start_sequence, text_tokens, num_frames, **kwargs)
+        windows = np.array(encoder_output)
+        frames = num_frames if isinstance(num_frames, (list, tuple)) else [num_frames] * len(text_tokens)
+        out = []
+        for i, tokens in enumerate(text_tokens):
+            one = ctranslate2.StorageView.from_array(np.ascontiguousarray(windows[i : i + 1]))
+            out.extend(self._model.align(one, start_sequence, [tokens], [frames[i]], **kwargs))
+        return out
+
+
+class FramesPerCall:
+    """The VAD's ONNX session, given at most `frames` frames a call, its LSTM state passed on."""
+
+    def __init__(self, session, frames):
+        self.session = session
+        self.frames = frames
+
+    def run(self, names, feeds):
+        import numpy as np
+
+        frames, h, c = feeds["input"], feeds["h"], feeds["c"]
+        outputs = []
+        for i in range(0, len(frames), self.frames):
+            output, h, c = self.session.run(names, {"input": frames[i : i + self.frames], "h": h, "c": c})
+            outputs.append(output)
+        return np.concatenate(outputs, axis=0), h, c
 
 
 SAMPLE_RATE = 16000
