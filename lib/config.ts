@@ -75,7 +75,7 @@ const EnvSchema = z.object({
   WHISPER_MODEL_DIRS: z.string().optional(),
   WHISPER_AUTO_DOWNLOAD: flag,
   WHISPER_BATCH_SIZE: z.coerce.number().int().min(0).max(64).optional(),
-  WHISPER_BATCH_FROM_SECONDS: z.coerce.number().min(0).default(120),
+  WHISPER_BATCH_FROM_SECONDS: z.coerce.number().min(0).default(30),
   WHISPER_SECTION_SECONDS: z.coerce.number().min(30).default(300),
   WAVEFORM_DECODERS: z.coerce.number().int().min(1).max(16).optional(),
   APERTIUM_PATH: z.string().default('apertium'),

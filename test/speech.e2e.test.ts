@@ -114,7 +114,7 @@ describe('speech end to end: transcribe and translate through the API (serve, re
   });
 
   it('a long transcription (decoded in batches, read in sections) reports progress as it goes, and sentence segments with their words', async () => {
-    // jfk.wav 14 times over: 154 s, past WHISPER_BATCH_FROM_SECONDS; this stack reads it in sections of about 60 s
+    // jfk.wav 14 times over: 154 s, decoded in batches; this stack reads it in sections of about 60 s
     const created = await api('POST', '/v1/transcribe', { url: media.url('jfk-x14.wav'), model_size: 'base' });
     assert.equal(created.status, 202, JSON.stringify(created.body));
     const seen = new Set<number>();

@@ -14,7 +14,7 @@ import { createWebhookActivities } from '../webhooks/activities';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { createSpeechServices } from '../engines/speech/services';
-import { createWhisperEngine } from '../engines/speech/whisper.engine';
+import { createConfiguredWhisperEngine } from '../engines/speech/whisper.engine';
 import type { Storage } from '../engines/storage';
 import { createYtDlpEngine, ytdlpOptionsOf } from '../engines/ytdlp/ytdlp.engine';
 import type { Config } from '../lib/config';
@@ -169,7 +169,7 @@ export const QUEUE_TABLE = {
     activities: ({ config, storage }: QueueDeps) => {
       const { registry, translator } = createSpeechServices(config);
       // one warm faster-whisper process per job this worker runs at once
-      const whisper = createWhisperEngine({ python: config.whisperPython, processes: config.queueConcurrency['media-speech'] ?? SPEECH_STEPS_AT_ONCE, batchSize: config.whisperBatchSize, batchFromSeconds: config.whisperBatchFromSeconds, sectionSeconds: config.whisperSectionSeconds });
+      const whisper = createConfiguredWhisperEngine(config, config.queueConcurrency['media-speech'] ?? SPEECH_STEPS_AT_ONCE);
       const ffmpeg = createFfmpegEngine(config);
       const speech = { whisper, registry, translator };
       // recognition is shared by transcribe and translate (and downloads' subtitles, with their tracks); writing and translating are their own steps

@@ -5,7 +5,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
-import { projectRoot } from '../../lib/config';
+import { projectRoot, type Config } from '../../lib/config';
 import { applyToolNiceness, runProcess } from '../child-process';
 
 export interface WhisperWord {
@@ -243,6 +243,13 @@ class WarmRunner {
     if (this.child) this.kill(this.child);
     this.child = null;
   }
+}
+
+type WhisperConfig = Pick<Config, 'whisperPython' | 'whisperBatchSize' | 'whisperBatchFromSeconds' | 'whisperSectionSeconds'>;
+
+/** The engine as the configuration sets it: batching, sections, one warm runner per step at once. */
+export function createConfiguredWhisperEngine(config: WhisperConfig, processes: number): WhisperEngine {
+  return createWhisperEngine({ python: config.whisperPython, processes, batchSize: config.whisperBatchSize, batchFromSeconds: config.whisperBatchFromSeconds, sectionSeconds: config.whisperSectionSeconds });
 }
 
 export function createWhisperEngine(opts: WhisperEngineOptions): WhisperEngine {

@@ -2,7 +2,7 @@
 import { createRecognitionActivities } from '../../activities/speech/recognition';
 import { createFfmpegEngine } from '../../engines/ffmpeg/ffmpeg.engine';
 import { createSpeechServices } from '../../engines/speech/services';
-import { createWhisperEngine } from '../../engines/speech/whisper.engine';
+import { createConfiguredWhisperEngine } from '../../engines/speech/whisper.engine';
 import type { LocalStorage } from '../../engines/storage';
 import type { Config } from '../../lib/config';
 import { transcribeSteps } from '../../operations/transcribe/activities';
@@ -10,7 +10,7 @@ import { translateSteps } from '../../operations/translate/activities';
 
 export function speechSteps(config: Config, storage: LocalStorage) {
   const services = createSpeechServices(config);
-  const speech = { whisper: createWhisperEngine({ python: config.whisperPython }), ...services };
+  const speech = { whisper: createConfiguredWhisperEngine(config, 1), ...services };
   const ffmpeg = createFfmpegEngine(config);
   const activities = {
     ...createRecognitionActivities({ ...speech, ffmpeg, storage, config }),
