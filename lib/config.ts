@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { isTaskQueue, TASK_QUEUES, type TaskQueue } from './queues';
 import type { SecretsSettings } from './secret-box';
 import { parsePlatformConcurrency, sourceProxySettings, type BreakerSettings, type PlatformConcurrency, type SourceProxySettings } from './source-sites';
+import { MODEL_SIZES, type ModelSize } from './media-vocabulary';
 
 /**
  * The largest picture any decoder may allocate (8K DCI, 8192×4320): a small file that declares a
@@ -77,6 +78,7 @@ const EnvSchema = z.object({
   WHISPER_BATCH_SIZE: z.coerce.number().int().min(0).max(64).optional(),
   WHISPER_BATCH_FROM_SECONDS: z.coerce.number().min(0).default(30),
   WHISPER_SECTION_SECONDS: z.coerce.number().min(30).default(300),
+  WHISPER_PRELOAD: z.enum(['', ...MODEL_SIZES]).default(''),
   WAVEFORM_DECODERS: z.coerce.number().int().min(1).max(16).optional(),
   APERTIUM_PATH: z.string().default('apertium'),
   APERTIUM_MODES_DIR: z.string().default('/usr/share/apertium/modes'),
@@ -212,6 +214,8 @@ export type Config = {
   whisperBatchFromSeconds: number;
   /** Long audio is read and decoded this many seconds at a time (cut at a quiet moment), so memory does not grow with its length. */
   whisperSectionSeconds: number;
+  /** A model size a speech worker loads when it starts, so its first job does not wait for the runner and the model; null: loaded by the first job. */
+  whisperPreload: ModelSize | null;
   /** ffmpeg runs a long MP4's audio is decoded in at once for its waveform. */
   waveformDecoders: number;
   apertiumPath: string;
@@ -323,6 +327,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     whisperBatchSize: e.WHISPER_BATCH_SIZE ?? Math.min(8, Math.max(2, os.availableParallelism())),
     whisperBatchFromSeconds: e.WHISPER_BATCH_FROM_SECONDS,
     whisperSectionSeconds: e.WHISPER_SECTION_SECONDS,
+    whisperPreload: e.WHISPER_PRELOAD || null,
     // one AAC decoder runs on one core: a long source's waveform decodes in stretches, one per core up to 4
     waveformDecoders: e.WAVEFORM_DECODERS ?? Math.min(4, os.availableParallelism()),
     apertiumPath: e.APERTIUM_PATH,

@@ -216,6 +216,23 @@ describe('speech: model registry, Apertium and the faster-whisper activities', f
       assert.deepEqual([...progress].sort((a, b) => a - b), progress, 'progress only grows');
     });
 
+    it('an engine warmed with a model has it loaded before its first job: the job loads nothing and decodes as usual', async () => {
+      const whisper = createWhisperEngine({ python: config.whisperPython });
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'speech-warm-'));
+      try {
+        const base = services.registry.select('base', null).model;
+        await whisper.warm(base);
+        const res = await whisper.run({ model: base, audio: path.join(SPEECH_DIR, 'jfk.wav'), language: null, tasks: ['transcribe'], wordTimestamps: true, output: path.join(dir, 'out.json') });
+        assert.ok(res.timings.load_s! < 0.05, `the job spent ${res.timings.load_s} s loading the model`);
+        const text = res.passes.transcribe!.segments.map((s) => s.text).join(' ');
+        const wer = wordErrorRate(EXPECTED['jfk.wav']!.text!, text);
+        assert.ok(wer <= 0.1, `WER ${wer}: ${text}`);
+      } finally {
+        whisper.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
     it('reads audio in sections at quiet moments, also audio that is not 16 kHz mono and a WAV shorter than its header says', async () => {
       const whisper = createWhisperEngine({ python: config.whisperPython, sectionSeconds: 10 });
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'speech-sections-'));

@@ -14,7 +14,10 @@ import { createWebhookActivities } from '../webhooks/activities';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { createSpeechServices } from '../engines/speech/services';
-import { createConfiguredWhisperEngine } from '../engines/speech/whisper.engine';
+import { createConfiguredWhisperEngine, type WhisperEngine } from '../engines/speech/whisper.engine';
+import type { ModelRegistry } from '../engines/speech/model-registry';
+import { log } from '../lib/logger';
+import type { ModelSize } from '../lib/media-vocabulary';
 import type { Storage } from '../engines/storage';
 import { createYtDlpEngine, ytdlpOptionsOf } from '../engines/ytdlp/ytdlp.engine';
 import type { Config } from '../lib/config';
@@ -170,6 +173,7 @@ export const QUEUE_TABLE = {
       const { registry, translator } = createSpeechServices(config);
       // one warm faster-whisper process per job this worker runs at once
       const whisper = createConfiguredWhisperEngine(config, config.queueConcurrency['media-speech'] ?? SPEECH_STEPS_AT_ONCE);
+      if (config.whisperPreload) preloadModel(whisper, registry, config.whisperPreload);
       const ffmpeg = createFfmpegEngine(config);
       const speech = { whisper, registry, translator };
       // recognition is shared by transcribe and translate (and downloads' subtitles, with their tracks); writing and translating are their own steps
@@ -178,6 +182,21 @@ export const QUEUE_TABLE = {
     },
   },
 } satisfies Record<TaskQueue, QueueSpec>;
+
+/** Loads a model size into a warm runner now, so the worker's first speech job does not wait for it; a failure is logged, and that job loads it. */
+function preloadModel(whisper: WhisperEngine, registry: ModelRegistry, size: ModelSize): void {
+  let model: string;
+  try {
+    model = registry.select(size, null, 'WHISPER_PRELOAD').model;
+  } catch {
+    model = registry.select(size, 'en', 'WHISPER_PRELOAD').model; // installed as the English-only model only
+  }
+  const started = Date.now();
+  whisper.warm(model).then(
+    () => log.info({ model: size, ms: Date.now() - started }, 'speech model preloaded'),
+    (err: unknown) => log.warn({ model: size, err: err instanceof Error ? err.message : String(err) }, 'speech model not preloaded; the first job loads it'),
+  );
+}
 
 /** The activities registered on a queue, as workflows see them. */
 export type QueueActivities<Q extends TaskQueue> = ReturnType<(typeof QUEUE_TABLE)[Q]['activities']>;

@@ -105,6 +105,8 @@ export interface WhisperRunRequest {
 
 export interface WhisperEngine {
   run(req: WhisperRunRequest): Promise<WhisperResult>;
+  /** Starts a runner and loads the model (a folder, as a request names it) before any job asks for it. */
+  warm(model: string): Promise<void>;
   /** Stops the warm runner processes (a worker shutting down). */
   close(): void;
 }
@@ -328,14 +330,28 @@ export function createWhisperEngine(opts: WhisperEngineOptions): WhisperEngine {
     return JSON.parse(await fs.readFile(req.output, 'utf8')) as WhisperResult;
   }
 
+  /** The settings a runner keeps a model loaded under: a request with the same ones finds it loaded. */
+  const modelOf = (payload: { model: string; compute_type: string; cpu_threads: number; download_root: string | null }) => ({
+    model: payload.model,
+    compute_type: payload.compute_type,
+    cpu_threads: payload.cpu_threads,
+    download_root: payload.download_root,
+  });
+
   return {
     async run(req) {
       if (req.allowDownload) return oneShot(req);
       const runner = await acquire();
       const payload = payloadOf(req);
-      runner.remember({ model: payload.model, compute_type: payload.compute_type, cpu_threads: payload.cpu_threads, download_root: payload.download_root });
+      runner.remember(modelOf(payload));
       await runner.request(payload, req.signal, progressOf(req));
       return JSON.parse(await fs.readFile(req.output, 'utf8')) as WhisperResult;
+    },
+    async warm(model) {
+      const runner = await acquire();
+      const settings = modelOf(payloadOf({ model, audio: '', language: null, tasks: [], wordTimestamps: false, output: '' }));
+      runner.remember(settings);
+      await runner.request({ ...settings, warm_only: true }, undefined, () => undefined);
     },
     close() {
       for (const r of pool) r.close();

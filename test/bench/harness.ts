@@ -278,10 +278,23 @@ export function processRss(pid: string): number | null {
   }
 }
 
-/** Resident memory (bytes) summed over every process of the process group `pgid`. */
-export function groupRss(pgid: number): { bytes: number; processes: number } {
-  const each = groupProcesses(pgid).map(({ pid }) => processRss(pid)).filter((b): b is number => b !== null);
-  return { bytes: each.reduce((a, b) => a + b, 0), processes: each.length };
+/** A process's resident memory that is its own (anonymous pages), in bytes: its resident memory less the pages of files it maps, shared libraries above all. */
+export function processPrivate(pid: string): number | null {
+  try {
+    const m = /RssAnon:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+const sum = (each: (number | null)[]) => each.reduce<number>((a, b) => a + (b ?? 0), 0);
+
+/** Resident memory (bytes) summed over every process of the process group `pgid`, and the part of it that is the processes' own (`private`). */
+export function groupRss(pgid: number): { bytes: number; private: number; processes: number } {
+  const pids = groupProcesses(pgid).map(({ pid }) => pid);
+  const each = pids.map(processRss);
+  return { bytes: sum(each), private: sum(pids.map(processPrivate)), processes: each.filter((b) => b !== null).length };
 }
 
 /** Processes of the group other than the named long-lived ones (tools that jobs are running; a speech worker's warm runner waits, it is not running a tool). */
@@ -291,7 +304,7 @@ export function groupTools(pgid: number): string[] {
     .map((p) => p.comm);
 }
 
-function isWarmSpeechRunner(pid: string): boolean {
+export function isWarmSpeechRunner(pid: string): boolean {
   try {
     return /whisper_runner\.py\0--serve/.test(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
   } catch {

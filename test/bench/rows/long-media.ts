@@ -1,14 +1,17 @@
 // "long media": every file operation on sources of 1, 10 and 60 minutes (BENCH_LONG_MINUTES), side by
 // side, so each figure can be seen to grow linearly or better. For each job: its time (created →
 // completed) against the bare command on the same URL, the serve tree's peak resident memory above
-// what it held just before, and the peak growth of the job's folders in DATA_DIR while it ran (its
+// what it held just before (and, beside it, the peak of its private part: resident memory less the
+// pages of mapped files, which a tool's shared libraries are, e.g. 43 of ffmpeg's 54 MB), and the peak growth of the job's folders in DATA_DIR while it ran (its
 // temporary disk, the output included: work/ and files/) against the source's size plus the output's.
 // The rest of DATA_DIR (the databases' write-ahead logs, the logs) is shown beside it: it grows with
 // every job's progress writes, whatever its length, and SQLite reuses its WAL after a checkpoint.
 //
 // The sources are the shared speech recordings looped under ffmpeg's testsrc2 picture at 720p and
 // 2 fps (H.264, AAC 96 kb/s): about 4.4 MB a minute, made once and cached. Transcription runs at BENCH_LONG_SPEECH_MINUTES (default 1 and 10): an hour
-// of it takes longer than the rest of the bench together.
+// of it takes longer than the rest of the bench together. Its idle is a speech worker with its model
+// loaded, as after its first job or with WHISPER_PRELOAD: a serve whose runner has not started runs one
+// unmeasured transcription first.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -17,7 +20,7 @@ import { promisify } from 'node:util';
 import { createSpeechServices } from '../../../engines/speech/services';
 import { loadConfig, projectRoot } from '../../../lib/config';
 import type { ServeStack } from '../../helpers/serve-stack';
-import { fmt, groupRss, type BenchContext, type BenchRow } from '../harness';
+import { fmt, groupProcesses, groupRss, isWarmSpeechRunner, type BenchContext, type BenchRow } from '../harness';
 import { startOrigin, type Origin } from './media.rows';
 
 const run = promisify(execFile);
@@ -169,17 +172,20 @@ const JOB_FOLDERS = ['work', 'files'];
  * Runs `fn` while sampling the serve tree's memory and DATA_DIR's size; their peaks above what they
  * were at the start: the job's folders (`disk`) and everything else in DATA_DIR (`state`).
  */
-async function sampled<T>(stack: ServeStack, fn: () => Promise<T>): Promise<{ result: T; memory: number; disk: number; state: number }> {
+async function sampled<T>(stack: ServeStack, fn: () => Promise<T>): Promise<{ result: T; memory: number; privateMemory: number; disk: number; state: number }> {
   const pgid = stack.svc.child.pid!;
   const jobBytes = () => folderBytes(...JOB_FOLDERS.map((f) => path.join(stack.dataDir, f)));
-  const memory0 = groupRss(pgid).bytes;
+  const { bytes: memory0, private: private0 } = groupRss(pgid);
   const disk0 = jobBytes();
   const state0 = folderBytes(stack.dataDir) - disk0;
   let memory = 0;
+  let privateMemory = 0;
   let disk = 0;
   let state = 0;
   const sample = () => {
-    memory = Math.max(memory, groupRss(pgid).bytes - memory0);
+    const now = groupRss(pgid);
+    memory = Math.max(memory, now.bytes - memory0);
+    privateMemory = Math.max(privateMemory, now.private - private0);
     const jobNow = jobBytes();
     disk = Math.max(disk, jobNow - disk0);
     state = Math.max(state, folderBytes(stack.dataDir) - jobNow - state0);
@@ -188,7 +194,7 @@ async function sampled<T>(stack: ServeStack, fn: () => Promise<T>): Promise<{ re
   try {
     const result = await fn();
     sample();
-    return { result, memory, disk, state };
+    return { result, memory, privateMemory, disk, state };
   } finally {
     clearInterval(timer);
   }
@@ -224,8 +230,12 @@ const row: BenchRow = {
       const sourceBytes = fs.statSync(path.join(CACHE, name)).size;
       for (const [i, op] of ops.entries()) {
         if ((op.speech && !SPEECH_MINUTES.includes(m)) || !ONLY.test(op.name)) continue;
+        if (op.speech && !groupProcesses(ctx.stack.svc.child.pid!).some((p) => isWarmSpeechRunner(p.pid))) {
+          // idle for speech is a worker with its model loaded (after its first job, or WHISPER_PRELOAD): not measured
+          await job(ctx.stack, op.body(url));
+        }
         await ctx.quiesce();
-        const { result, memory, disk, state } = await sampled(ctx.stack, () => job(ctx.stack, op.body(url)));
+        const { result, memory, privateMemory, disk, state } = await sampled(ctx.stack, () => job(ctx.stack, op.body(url)));
         const t0 = performance.now();
         await op.bare(url, tmp, m * 60);
         const bare = (performance.now() - t0) / 1000;
@@ -233,6 +243,7 @@ const row: BenchRow = {
           [key(i, m, 's')]: result.seconds,
           [key(i, m, 'bare')]: bare,
           [key(i, m, 'memory')]: memory,
+          [key(i, m, 'private')]: privateMemory,
           [key(i, m, 'disk')]: disk,
           [key(i, m, 'state')]: state,
           [key(i, m, 'allowed')]: sourceBytes + result.outputBytes,
@@ -246,7 +257,8 @@ const row: BenchRow = {
       const cells = MINUTES.filter((min) => m[key(i, min, 's')] !== undefined).map((min) => {
         const [s, bare, memory, disk, allowed, state] = ['s', 'bare', 'memory', 'disk', 'allowed', 'state'].map((w) => m[key(i, min, w)] ?? NaN) as [number, number, number, number, number, number];
         const within = s / bare <= (op.speech ? BOUND.speechRatio : BOUND.ratio) && memory <= BOUND.memoryMb * 1e6 && disk <= allowed;
-        return `${min} min: ${s.toFixed(1)} s vs ${bare.toFixed(1)} s, +${fmt.mb(memory)}, disk ${fmt.mb(disk)} of ${fmt.mb(allowed)} (databases and logs +${fmt.mb(state)})${within ? '' : ' (over)'}`;
+        const own = m[key(i, min, 'private')];
+        return `${min} min: ${s.toFixed(1)} s vs ${bare.toFixed(1)} s, +${fmt.mb(memory)}${own === undefined ? '' : ` (private +${fmt.mb(own)})`}, disk ${fmt.mb(disk)} of ${fmt.mb(allowed)} (databases and logs +${fmt.mb(state)})${within ? '' : ' (over)'}`;
       });
       return { what: `long media: ${op.name}`, product: cells.join(' · '), peer: 'bare command', ratio: '' };
     });
