@@ -185,11 +185,12 @@ export const QUEUE_TABLE = {
 
 /** Loads a model size into a warm runner now, so the worker's first speech job does not wait for it; a failure is logged, and that job loads it. */
 function preloadModel(whisper: WhisperEngine, registry: ModelRegistry, size: ModelSize): void {
-  let model: string;
-  try {
-    model = registry.select(size, null, 'WHISPER_PRELOAD').model;
-  } catch {
-    model = registry.select(size, 'en', 'WHISPER_PRELOAD').model; // installed as the English-only model only
+  // the multilingual model where both are installed, as a job that names no language gets
+  const installed = registry.list().filter((m) => m.size === size);
+  const model = (installed.find((m) => !m.englishOnly) ?? installed[0])?.dir;
+  if (!model) {
+    log.warn({ model: size, installed: registry.describeInstalled() }, 'WHISPER_PRELOAD names a model size that is not installed; nothing preloaded');
+    return;
   }
   const started = Date.now();
   whisper.warm(model).then(

@@ -228,10 +228,16 @@ class WarmRunner {
     this.lastModel = model;
   }
 
+  /** Loads the model (its settings, as a request names them) and keeps it for a restart. */
+  warm(model: Record<string, unknown>): Promise<void> {
+    this.remember(model);
+    return this.request({ ...model, warm_only: true }, undefined, () => undefined);
+  }
+
   private rewarm(): void {
     const model = this.lastModel;
     if (!model || this.busy) return;
-    this.request({ ...model, warm_only: true }, undefined, () => undefined).catch(() => undefined);
+    this.warm(model).catch(() => undefined);
   }
 
   /** Cancellation: the runner is killed (SIGTERM, then SIGKILL), and restarted for the next request. */
@@ -274,11 +280,13 @@ export function createWhisperEngine(opts: WhisperEngineOptions): WhisperEngine {
     }
   }
 
+  /** The settings a runner keeps a model loaded under: a request with the same ones finds it loaded. */
+  const settingsOf = (model: string, downloadRoot: string | null) => ({ model, compute_type: 'int8', cpu_threads: opts.cpuThreads ?? 0, download_root: downloadRoot });
+
   function payloadOf(req: WhisperRunRequest) {
     return {
-      model: req.model,
+      ...settingsOf(req.model, req.downloadRoot ?? null),
       allow_download: req.allowDownload ?? false,
-      download_root: req.downloadRoot ?? null,
       audio: req.audio,
       language: req.language,
       tasks: req.tasks,
@@ -286,8 +294,6 @@ export function createWhisperEngine(opts: WhisperEngineOptions): WhisperEngine {
       word_timestamps: req.wordTimestamps,
       diarize: req.diarize ? { num_speakers: req.diarize.numSpeakers, known_speakers: req.diarize.knownSpeakers ?? [] } : null,
       output: req.output,
-      compute_type: 'int8',
-      cpu_threads: opts.cpuThreads ?? 0,
       beam_size: opts.beamSize ?? 5,
       batch_size: opts.batchSize ?? 0,
       batch_from_s: opts.batchFromSeconds ?? 0,
@@ -330,28 +336,16 @@ export function createWhisperEngine(opts: WhisperEngineOptions): WhisperEngine {
     return JSON.parse(await fs.readFile(req.output, 'utf8')) as WhisperResult;
   }
 
-  /** The settings a runner keeps a model loaded under: a request with the same ones finds it loaded. */
-  const modelOf = (payload: { model: string; compute_type: string; cpu_threads: number; download_root: string | null }) => ({
-    model: payload.model,
-    compute_type: payload.compute_type,
-    cpu_threads: payload.cpu_threads,
-    download_root: payload.download_root,
-  });
-
   return {
     async run(req) {
       if (req.allowDownload) return oneShot(req);
       const runner = await acquire();
-      const payload = payloadOf(req);
-      runner.remember(modelOf(payload));
-      await runner.request(payload, req.signal, progressOf(req));
+      runner.remember(settingsOf(req.model, req.downloadRoot ?? null));
+      await runner.request(payloadOf(req), req.signal, progressOf(req));
       return JSON.parse(await fs.readFile(req.output, 'utf8')) as WhisperResult;
     },
     async warm(model) {
-      const runner = await acquire();
-      const settings = modelOf(payloadOf({ model, audio: '', language: null, tasks: [], wordTimestamps: false, output: '' }));
-      runner.remember(settings);
-      await runner.request({ ...settings, warm_only: true }, undefined, () => undefined);
+      await (await acquire()).warm(settingsOf(model, null));
     },
     close() {
       for (const r of pool) r.close();
