@@ -6,9 +6,8 @@ import path from 'node:path';
 import { alignByTime } from '../activities/speech/alignment';
 import { inspectModelDir, ModelRegistry, ModelSelectionError } from '../engines/speech/model-registry';
 import { toSrt, toVtt } from '../engines/speech/subtitles';
-import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
-import { speechSamplesRecipe } from '../engines/ffmpeg/recipes/audio';
-import { createWhisperEngine } from '../engines/speech/whisper.engine';
+import { localLibavOptions } from '../engines/ffmpeg/input-policy';
+import { createWhisperEngine, WhisperError } from '../engines/speech/whisper.engine';
 import { createApertiumEngine, modesToPairs } from '../engines/translate/apertium.engine';
 import { planSpeechTranslation } from '../engines/translate/speech-plan';
 import { planRoute, reachablePairs, translateRoute, type LanguagePair } from '../engines/translate/translation-engine';
@@ -32,9 +31,17 @@ function processesNaming(text: string): string[] {
   }
 }
 
-/** The parent of a process (a pgrep line). */
-function parentOf(line: string): number {
-  return Number(fs.readFileSync(`/proc/${Number.parseInt(line, 10)}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]);
+/** Processes holding the file open. */
+function processesReading(file: string): number[] {
+  const out: number[] = [];
+  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (fs.readdirSync(`/proc/${pid}/fd`).some((fd) => fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === file)) out.push(Number(pid));
+    } catch {
+      // ended while we looked, or not ours to read
+    }
+  }
+  return out;
 }
 
 describe('speech: model registry, Apertium and the faster-whisper activities', function () {
@@ -303,44 +310,39 @@ print(json.dumps({"plain": plain, "lean": run(model), "vad_frames": get_vad_mode
       assert.deepEqual(moved, [], `words moved: ${JSON.stringify(moved)}`);
     });
 
-    it("reads the source's samples from ffmpeg as it decodes them: a cancel mid-stream stops ffmpeg and the runner, and the next run is whole", async () => {
+    it('decodes the source itself as it reads it, no ffmpeg beside it and nothing on disk: a cancel mid-run stops the runner, and the next run is whole', async () => {
       const whisper = createWhisperEngine({ python: config.whisperPython, sectionSeconds: 20 });
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'speech-stream-'));
       try {
-        // jfk.wav 14 times over (154 s) as AAC: read in sections of about 20 s, so ffmpeg waits on the pipe for most of the run
+        // jfk.wav 14 times over (154 s) as AAC: read in sections of about 20 s, each decoded as the runner reaches it
         const source = path.join(dir, 'jfk-x14.m4a');
         execFileSync('ffmpeg', ['-v', 'error', '-stream_loop', '13', '-i', path.join(SPEECH_DIR, 'jfk.wav'), '-c:a', 'aac', '-b:a', '64k', source]);
-        const audio = { command: createFfmpegEngine(config).commandLine(speechSamplesRecipe(source)), seconds: 154 };
+        const audio = { file: source, options: localLibavOptions(), seconds: 154 };
         const model = services.registry.select('tiny', 'en').model;
         const request = { model, audio, language: 'en', tasks: ['transcribe' as const], wordTimestamps: true, output: path.join(dir, 'out.json') };
-        const decoders = () => processesNaming(source);
 
         const abort = new AbortController();
-        let seenDecoding: string[] = [];
-        let runner = 0;
-        let runnerCommand = '';
+        let readers: number[] = [];
+        let readerCommand = '';
+        let tools: string[] = [];
         const cancelled = whisper.run({
           ...request,
           signal: abort.signal,
           onProgress: (f) => {
             if (f < 0.2 || abort.signal.aborted) return;
-            seenDecoding = decoders();
-            runner = seenDecoding.length === 1 ? parentOf(seenDecoding[0]!) : 0;
-            runnerCommand = fs.readFileSync(`/proc/${runner}/cmdline`, 'utf8');
+            readers = processesReading(source);
+            readerCommand = readers.map((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8')).join(' | ');
+            tools = processesNaming(source);
             abort.abort();
           },
         });
         await assert.rejects(cancelled, /cancelled/);
-        assert.equal(seenDecoding.length, 1, `ffmpeg decoding while the runner recognised: ${seenDecoding.join(' | ')}`);
-        assert.match(runnerCommand, /whisper_runner\.py\0--serve/, 'ffmpeg is the warm runner\'s child');
-        // the runner that was cancelled is gone (a fresh one takes its place), and its ffmpeg with it
-        let left: string[] = [];
-        const stopped = async () => {
-          left = [...decoders(), ...(fs.existsSync(`/proc/${runner}`) ? [`runner ${runner}`] : [])];
-          return left.length === 0 || undefined;
-        };
-        await waitFor('ffmpeg and the cancelled runner to stop', stopped, 15_000, 100).catch(() => undefined);
-        assert.deepEqual(left, [], 'still running after the cancel');
+        assert.equal(readers.length, 1, `processes reading the source mid-run: ${readers.join(', ')}`);
+        assert.match(readerCommand, /whisper_runner\.py\0--serve/, 'the warm runner reads the source');
+        assert.deepEqual(tools, [], 'no decoder process beside the runner');
+        // the runner that was cancelled is gone (a fresh one takes its place)
+        await waitFor('the cancelled runner to stop', async () => !fs.existsSync(`/proc/${readers[0]}`) || undefined, 15_000, 100).catch(() => undefined);
+        assert.ok(!fs.existsSync(`/proc/${readers[0]}`), `runner ${readers[0]} still running after the cancel`);
 
         const progress: number[] = [];
         const res = await whisper.run({ ...request, onProgress: (f) => progress.push(f) });
@@ -354,8 +356,26 @@ print(json.dumps({"plain": plain, "lean": run(model), "vad_frames": get_vad_mode
         assert.ok(segments.at(-1)!.end > 150, `the last segment ends at ${segments.at(-1)!.end} s of 154`);
         assert.ok(progress.length >= 10 && progress.at(-1) === 1, `progress ${progress.length} values, last ${progress.at(-1)}`);
         assert.deepEqual([...progress].sort((a, b) => a - b), progress, 'progress only grows');
-        assert.deepEqual(decoders(), [], 'ffmpeg ended with the run');
+        assert.deepEqual(processesReading(source), [], 'the source closed with the run');
         assert.deepEqual(fs.readdirSync(dir).sort(), ['jfk-x14.m4a', 'out.json'], 'nothing decoded to disk');
+      } finally {
+        whisper.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('opens a source under the input guard: a container the service does not read (Creative Voice, which libav opens unguarded) is refused as undecodable', async () => {
+      const whisper = createWhisperEngine({ python: config.whisperPython });
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'speech-guard-'));
+      try {
+        const source = path.join(dir, 'source.m4a');
+        execFileSync('ffmpeg', ['-v', 'error', '-i', path.join(SPEECH_DIR, 'jfk.wav'), '-f', 'voc', source]);
+        const model = services.registry.select('tiny', 'en').model;
+        const err = await whisper
+          .run({ model, audio: { file: source, options: localLibavOptions(), seconds: 11 }, language: 'en', tasks: ['transcribe'], wordTimestamps: false, output: path.join(dir, 'out.json') })
+          .then(() => null, (e: unknown) => e);
+        assert.ok(err instanceof WhisperError, `rejected with ${String(err)}`);
+        assert.ok(err.undecodable, `not reported as undecodable: ${err.runnerMessage}`);
       } finally {
         whisper.close();
         fs.rmSync(dir, { recursive: true, force: true });

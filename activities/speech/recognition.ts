@@ -5,7 +5,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import type { FfmpegEngine } from '../../engines/ffmpeg/ffmpeg.engine';
-import { speechAudioRecipe, speechChannelRecipe, speechSamplesRecipe } from '../../engines/ffmpeg/recipes/audio';
+import { localLibavOptions } from '../../engines/ffmpeg/input-policy';
+import { speechAudioRecipe, speechChannelRecipe } from '../../engines/ffmpeg/recipes/audio';
 import { ModelSelectionError, type ModelChoice, type ModelRegistry } from '../../engines/speech/model-registry';
 import { toSrt, toVtt, type Cue } from '../../engines/speech/subtitles';
 import { DECODING_FILE, WhisperError, type WhisperEngine, type WhisperResult, type SpeechSamples, type WhisperRunRequest, type WhisperSegment } from '../../engines/speech/whisper.engine';
@@ -80,8 +81,8 @@ export function createRecognitionActivities(deps: SpeechDeps) {
   const { whisper, ffmpeg, registry, translator, storage, config } = deps;
 
   /**
-   * The source's audio as the runner reads it: one stream of 16 kHz mono samples that ffmpeg decodes
-   * while the runner reads (nothing on disk), or a 16 kHz mono PCM WAV in the job's work folder when
+   * The source's audio as the runner reads it: the fetched file, which the runner decodes to 16 kHz
+   * mono as it reads (nothing on disk), or a 16 kHz mono PCM WAV in the job's work folder when
    * the probe gives no length (progress and batching go by it) and, with `perChannel`, one per channel
    * of its first audio track.
    */
@@ -94,7 +95,7 @@ export function createRecognitionActivities(deps: SpeechDeps) {
     const dir = path.join(storage.workDirOf(jobId), 'speech');
     await fs.mkdir(dir, { recursive: true });
     const seconds = probe.format.duration ?? Number(audio.duration ?? NaN);
-    if (!perChannel && seconds > 0) return [{ command: ffmpeg.commandLine(speechSamplesRecipe(src)), seconds }];
+    if (!perChannel && seconds > 0) return [{ file: src, options: localLibavOptions(), seconds }];
     const signal = Context.current().cancellationSignal;
     if (!perChannel) {
       const wav = path.join(dir, 'audio.wav');

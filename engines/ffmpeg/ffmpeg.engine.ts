@@ -72,11 +72,6 @@ export interface FfmpegEngine {
    * Rejects with the last log lines when it fails.
    */
   run(req: FfmpegRunRequest): Promise<{ log: string; progress: Record<string, string> }>;
-  /**
-   * The full command line (binary first, inputs guarded as run() guards them) for another process to
-   * run: the speech runner reads the source's samples from it as they are decoded. Logs errors only.
-   */
-  commandLine(args: string[]): string[];
 }
 
 /** The system ffmpeg/ffprobe as child processes, every input guarded by the input policy. */
@@ -108,9 +103,6 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
   }
 
   return {
-    commandLine(args) {
-      return [opts.ffmpegPath, '-hide_banner', '-nostdin', '-nostats', '-loglevel', 'error', ...guardInputs(args, undefined, opts.maxSourcePixels)];
-    },
     async probe(input, popts = {}) {
       const count = popts.countPackets ? ['-count_packets'] : [];
       const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', '-show_chapters', ...count, ...guardInputs([...httpHeaderOptions(popts.headers), '-i', input], popts.proxyUrl, opts.maxSourcePixels)];

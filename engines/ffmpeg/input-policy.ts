@@ -33,6 +33,11 @@ export function inputGuard(input: string, proxyUrl: string | undefined, maxPixel
   return ['-protocol_whitelist', LOCAL_PROTOCOLS, '-format_whitelist', INPUT_FORMATS, ...budget];
 }
 
+/** The guard for a local file as libav's own input options (for a process that opens it with libav itself, as the speech runner does). */
+export function localLibavOptions(): Record<string, string> {
+  return { protocol_whitelist: 'file', format_whitelist: INPUT_FORMATS };
+}
+
 /**
  * ffmpeg input options sending a platform's request headers (yt-dlp's http_headers) with an http(s)
  * input. A header that could split the request (CR/LF) is dropped rather than passed on.

@@ -65,12 +65,14 @@ export interface WhisperResult {
 }
 
 /**
- * The audio as a command's standard output: 16 kHz mono s16le samples the runner reads a section at a
- * time while the command decodes, so no copy of the audio is written. It runs again for a second
- * pass and for speaker turns.
+ * A local media file whose first audio track the runner decodes itself (libav, in its own process) to
+ * 16 kHz mono a section at a time, so no copy of the audio is written. It decodes it again for a
+ * second pass and for speaker turns.
  */
 export interface SpeechSamples {
-  command: string[];
+  file: string;
+  /** libav's input options: the protocols and containers it may open (the ffmpeg input guard's). */
+  options: Record<string, string>;
   /** The source's length (from its probe): progress and the batching threshold go by it until the samples end. */
   seconds: number;
 }
@@ -83,7 +85,7 @@ export interface WhisperRunRequest {
   model: string;
   allowDownload?: boolean;
   downloadRoot?: string;
-  /** A 16 kHz mono WAV (or any file faster-whisper decodes), or a command writing its samples to standard output. */
+  /** A 16 kHz mono WAV (or any file faster-whisper decodes), or a media file the runner decodes a section at a time. */
   audio: string | SpeechSamples;
   /** ISO 639-1, or null to detect from the first 30 s of speech. */
   language: string | null;

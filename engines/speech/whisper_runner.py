@@ -239,19 +239,19 @@ LAST_FRACTION = 0.25
 
 
 class SpeechAudio:
-    """The job's 16 kHz mono audio, read a section at a time: from a command's standard output
-    (headerless s16le, {"command": [...], "seconds": probe's length}), or from a PCM WAV. Any other
-    file (another format, another rate) is decoded whole by faster-whisper's decoder."""
+    """The job's 16 kHz mono audio, read a section at a time: decoded here as it is read from a media
+    file ({"file": ..., "options": ..., "seconds": probe's length}), or from a PCM WAV. Any other
+    file given by name alone is decoded whole by faster-whisper's decoder."""
 
     def __init__(self, audio):
         import wave
 
-        self.command = None
+        self.source = None
         self.path = None
         self.whole = None
         self.read_frames = None  # frames a full read counted: the exact length, once known
         if isinstance(audio, dict):
-            self.command = list(audio["command"])
+            self.source = audio
             self.frames = int(round(float(audio["seconds"]) * SAMPLE_RATE))
             return
         self.path = audio
@@ -268,29 +268,32 @@ class SpeechAudio:
 
     @property
     def duration(self):
-        """Seconds of audio: the command's samples once read to the end, its probe's figure before."""
+        """Seconds of audio: the decoded samples once read to the end, the probe's figure before."""
         return (self.read_frames if self.read_frames is not None else self.frames) / SAMPLE_RATE
 
     def sections(self, section_s):
         """(offset in seconds, float32 samples) for each section, each cut at a quiet moment; one
         (empty) section for no audio at all. A section is read with a quarter more behind it, so the
-        last one takes the rest when little would be left, without knowing the length beforehand."""
+        last one takes the rest when little would be left, without knowing the length beforehand.
+        Every section is a view of one buffer, which the next section's read overwrites: a section
+        is done with before the next is asked for."""
         import numpy as np
 
         size = max(int(section_s * SAMPLE_RATE), SAMPLE_RATE)
         ahead = int(size * (1 + LAST_FRACTION)) + 1
-        with self._reader() as read:
-            start, buf = 0, np.empty(0, dtype=np.float32)
+        buf = np.empty(ahead, dtype=np.float32)
+        start, held = 0, 0
+        with self._reader() as read_into:
             while True:
-                more = read(ahead - len(buf))
-                buf = np.concatenate([buf, more]) if len(buf) else more
-                if len(buf) < ahead:  # the samples end within this section's reach: it takes them all
-                    self.read_frames = start + len(buf)
-                    yield start / SAMPLE_RATE, buf
+                held += read_into(buf[held:])
+                if held < ahead:  # the samples end within this section's reach: it takes them all
+                    self.read_frames = start + held
+                    yield start / SAMPLE_RATE, buf[:held]
                     return
                 cut = quiet_cut(buf[:size])
                 yield start / SAMPLE_RATE, buf[:cut]
-                buf, start = buf[cut:], start + cut
+                buf[: held - cut] = buf[cut:held]  # what is left moves to the front
+                start, held = start + cut, held - cut
 
     def samples(self):
         """All of it as float32 (speaker turns need the whole)."""
@@ -299,9 +302,10 @@ class SpeechAudio:
         if self.whole is not None:
             return self.whole
         parts = []
-        with self._reader() as read:
+        with self._reader() as read_into:
             while True:
-                part = read(SAMPLE_RATE * 60)
+                part = np.empty(SAMPLE_RATE * 60, dtype=np.float32)
+                part = part[: read_into(part)]
                 if len(part):
                     parts.append(part)
                 if len(part) < SAMPLE_RATE * 60:
@@ -309,80 +313,119 @@ class SpeechAudio:
         return np.concatenate(parts) if parts else np.empty(0, dtype=np.float32)
 
     def _reader(self):
-        """A context giving read(n): up to n float32 samples, fewer only at the end."""
+        """A context giving read_into(out): fills the float32 array with the next samples and says how
+        many it wrote, fewer than its length only at the end."""
         import contextlib
         import wave
 
         import numpy as np
 
-        def pcm(data):
-            data = data[: len(data) - len(data) % 2]  # cut off inside a sample
-            return np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
-
-        if self.command is not None:
-            return command_samples(self.command, pcm)
+        if self.source is not None:
+            return decoded_samples(self.source)
         if self.whole is not None:
             cursor = [0]
 
-            def read_whole(n):
-                cursor[0] += n
-                return self.whole[cursor[0] - n : cursor[0]]
+            def read_whole(out):
+                part = self.whole[cursor[0] : cursor[0] + len(out)]
+                out[: len(part)] = part
+                cursor[0] += len(part)
+                return len(part)
 
             return contextlib.nullcontext(read_whole)
 
         @contextlib.contextmanager
         def wav():
             with wave.open(self.path, "rb") as w:
-                yield lambda n: pcm(w.readframes(n))
+
+                def read_wav(out):
+                    data = w.readframes(len(out))
+                    n = len(data) // 2  # a sample cut off at the end is dropped
+                    out[:n] = np.frombuffer(data[: n * 2], dtype="<i2")
+                    out[:n] /= 32768.0
+                    return n
+
+                yield read_wav
 
         return wav()
 
 
 class DecodeError(Exception):
-    """The audio command failed: its last error lines (ffmpeg's words for undecodable input among them)."""
+    """The source's audio could not be opened or decoded: libav's words for why."""
 
 
-def command_samples(command, pcm):
-    """Runs the command, and gives read(n) over its standard output. Its errors are drained on a
-    thread (a full stderr pipe would stall it); it is stopped if reading ends early, and a failure
-    it reports once its output has ended raises DecodeError."""
-    import collections
+def decoded_samples(source):
+    """Decodes a local file's first audio track here, with the libav that faster-whisper's own decoder
+    uses (PyAV), opened under the service's input guard ({"file": ..., "options": libav input options}),
+    and gives read_into(out) over its 16 kHz mono samples, decoding only as far as a read reaches. In
+    this process rather than an ffmpeg beside it: a second process held 54 MB more while the runner worked."""
     import contextlib
-    import subprocess
-    import threading
+    import gc
+
+    import av
 
     @contextlib.contextmanager
     def run():
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        tail = collections.deque(maxlen=5)
-        drain = threading.Thread(target=lambda: tail.extend(line.decode("utf-8", "replace").strip() for line in proc.stderr), daemon=True)
-        drain.start()
-        finished = False
-
-        def read(n):
-            nonlocal finished
-            want, chunks = n * 2, []
-            while want > 0:
-                chunk = proc.stdout.read(want)
-                if not chunk:
-                    finished = True
-                    break
-                chunks.append(chunk)
-                want -= len(chunk)
-            return pcm(b"".join(chunks))
-
         try:
-            yield read
+            container = av.open(source["file"], options=dict(source.get("options") or {}), metadata_errors="ignore")
+        except av.FFmpegError as err:
+            raise DecodeError(f"could not decode the audio: {err}") from None
+        try:
+            if not container.streams.audio:
+                raise DecodeError("could not decode the audio: the file has no audio track")
+            blocks = pcm_blocks(container, container.streams.audio[0])
+            rest = None  # what a block held beyond the last read
+
+            def read_into(out):
+                nonlocal rest
+                filled = 0
+                try:
+                    while filled < len(out):
+                        block = rest if rest is not None and len(rest) else next(blocks, None)
+                        if block is None:
+                            break
+                        take = min(len(block), len(out) - filled)
+                        out[filled : filled + take] = block[:take]
+                        rest = block[take:]
+                        filled += take
+                except av.FFmpegError as err:
+                    raise DecodeError(f"could not decode the audio: {err}") from None
+                out[:filled] /= 32768.0
+                return filled
+
+            yield read_into
         finally:
-            if not finished:
-                proc.kill()
-            proc.stdout.close()
-            code = proc.wait()
-            drain.join(timeout=5)
-        if finished and code != 0:
-            raise DecodeError(f"could not decode the audio (exit code {code}): {' | '.join(tail)}")
+            container.close()
+            gc.collect()  # PyAV's resampler is freed only by the collector (faster-whisper does the same)
 
     return run()
+
+
+def pcm_blocks(container, stream):
+    """The stream as 16 kHz mono int16 arrays, resampled about a second at a time (frame by frame is
+    slow in PyAV) as ffmpeg's `-ac 1 -ar 16000` does. A packet the decoder refuses is skipped, as ffmpeg
+    skips it; a file that cannot be read further raises."""
+    import av
+
+    resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
+    fifo = av.AudioFifo()
+
+    def resampled(frame):
+        for out in resampler.resample(frame):
+            yield out.to_ndarray().reshape(-1)
+
+    for packet in container.demux(stream):
+        try:
+            frames = packet.decode()
+        except av.InvalidDataError:
+            continue
+        for frame in frames:
+            frame.pts = None  # the samples in order, as they come
+            fifo.write(frame)
+            if fifo.samples >= frame.sample_rate:
+                yield from resampled(fifo.read())
+    if fifo.samples:
+        yield from resampled(fifo.read())
+    yield from resampled(None)
 
 
 def quiet_cut(samples):

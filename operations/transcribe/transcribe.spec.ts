@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { SPEECH_SAMPLE_RATE, speechAudioRecipe, speechChannelRecipe, speechSamplesRecipe } from '../../engines/ffmpeg/recipes/audio';
+import { SPEECH_SAMPLE_RATE, speechAudioRecipe, speechChannelRecipe } from '../../engines/ffmpeg/recipes/audio';
 
 describe('transcribe: the speech audio recipe', () => {
   it("decodes the first audio track to a 16 kHz mono 16-bit WAV, faster-whisper's own rate", () => {
@@ -12,12 +12,6 @@ describe('transcribe: the speech audio recipe', () => {
   it('one channel of the first audio track (multichannel: a speaker per channel) at the same rate', () => {
     assert.deepEqual(speechChannelRecipe('/work/job/source.wav', 1, '/work/job/speech/channel-1.wav'), [
       '-i', '/work/job/source.wav', '-map', '0:a:0', '-vn', '-af', 'pan=mono|c0=c1', '-ar', '16000', '-c:a', 'pcm_s16le', '-f', 'wav', '-y', '/work/job/speech/channel-1.wav',
-    ]);
-  });
-
-  it('the same samples headerless on standard output, in full blocks, for the runner to read as ffmpeg decodes', () => {
-    assert.deepEqual(speechSamplesRecipe('/work/job/source.m4a'), [
-      '-i', '/work/job/source.m4a', '-map', '0:a:0', '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', '-flush_packets', '0', '-f', 's16le', 'pipe:1',
     ]);
   });
 });

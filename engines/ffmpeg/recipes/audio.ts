@@ -30,11 +30,6 @@ export interface SampleStretch {
 /** Sample rate faster-whisper works at: it resamples anything else itself, slower. */
 export const SPEECH_SAMPLE_RATE = 16_000;
 
-/** A local file's audio as headerless 16 kHz mono samples on standard output, which the speech runner reads as they come (nothing on disk). */
-export function speechSamplesRecipe(file: string): string[] {
-  return ['-i', file, ...MONO_S16(SPEECH_SAMPLE_RATE), '-flush_packets', '0', '-f', 's16le', 'pipe:1'];
-}
-
 /** A 16 kHz mono WAV of a local file, what the speech runner reads when the source's length is unknown. */
 export function speechAudioRecipe(file: string, out: string): string[] {
   return ['-i', file, ...MONO_S16(SPEECH_SAMPLE_RATE), '-f', 'wav', '-y', out];
