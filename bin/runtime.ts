@@ -24,6 +24,7 @@ import { TemporalLogForwarder } from '../workers/temporal-logger';
 import { ensureSchedules } from '../workers/schedules';
 import { superviseDevServer, type SupervisedDevServer } from '../workers/temporal-dev-server';
 import { createWorkers, runWorkers } from '../workers/workers';
+import { SlowAnswerCompletions } from '../workers/slow-answers';
 
 export interface Running {
   /** Resolves when everything has stopped. */
@@ -165,18 +166,23 @@ export async function startWorkers(config: Config, queues: TaskQueue[], address:
   const storage = await openStorage(config);
   const connection = await NativeConnection.connect({ address });
   const control = queues.includes('control');
-  const client = control ? await connectTemporal(address, config.temporalNamespace) : null;
+  // the control side starts jobs and owns the schedules; the webhooks side reports slow answers
+  const client = control || queues.includes('webhooks') ? await connectTemporal(address, config.temporalNamespace) : null;
+  const slowAnswers = queues.includes('webhooks') && client ? new SlowAnswerCompletions(client.activity) : undefined;
   // the reconciler starts jobs with the attributes too
-  const searchAttributes = client ? await ensureSearchAttributes(client, (msg) => log.warn(msg)) : false;
-  const orchestrator = client ? createTemporalOrchestrator(client, { ...config, searchAttributes }) : null;
-  if (client) setBacklogReader(taskQueueBacklog(client));
+  const controlClient = control ? client : null;
+  const searchAttributes = controlClient ? await ensureSearchAttributes(controlClient, (msg) => log.warn(msg)) : false;
+  const orchestrator = controlClient ? createTemporalOrchestrator(controlClient, { ...config, searchAttributes }) : null;
+  if (controlClient) setBacklogReader(taskQueueBacklog(controlClient));
   setDiskReader(config.dataDir, config.minFreeDiskMb * 2 ** 20);
-  const workers = await createWorkers(queues, { config, storage, connection, orm, startJob: orchestrator ? (input) => orchestrator.startJob(input) : undefined });
+  const workers = await createWorkers(queues, { config, storage, connection, orm, slowAnswers, startJob: orchestrator ? (input) => orchestrator.startJob(input) : undefined });
   const done = runWorkers(workers).finally(async () => {
+    // attempts awaiting a slow endpoint finish within the webhook window and are reported before the connection goes
+    await slowAnswers?.drain();
     await connection.close();
     await client?.connection.close();
   });
-  if (client) await ensureSchedules(client, config);
+  if (controlClient) await ensureSchedules(controlClient, config);
   return {
     done,
     stop: async () => {

@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { startDevServer, type DevServer } from '../workers/temporal-dev-server';
 import { startFixturePlatform, type FixturePlatform } from './helpers/fixture-platform';
 import { cli, freePort, startService, stopService, waitFor, waitHealthy, type Service } from './helpers/processes';
@@ -19,6 +20,7 @@ describe('webhook durability: the worker delivering webhooks is killed between a
   let env: NodeJS.ProcessEnv;
   let base: string;
   let key: string;
+  let accountId: string;
   let api: Service;
   let media: Service;
   let control: Service;
@@ -39,7 +41,7 @@ describe('webhook durability: the worker delivering webhooks is killed between a
     control = startService(['worker', '--queues', 'control'], env, path.join(dataDir, 'control.log'));
     hooks = startService(['worker', '--queues', 'webhooks'], env, path.join(dataDir, 'webhooks-1.log'));
     await waitHealthy(base, api);
-    const accountId = (await cli(env, 'accounts', 'create', '--name', 'durable', '--plan', 'pro')).pop()!;
+    accountId = (await cli(env, 'accounts', 'create', '--name', 'durable', '--plan', 'pro')).pop()!;
     key = (await cli(env, 'keys', 'create', '--account', accountId, '--name', 'k')).pop()!;
   });
 
@@ -116,5 +118,62 @@ describe('webhook durability: the worker delivering webhooks is killed between a
     assert.deepEqual([pe.event, pe.data.job_type, pe.data.job_id, pe.data.result_data.preview_type], ['job.completed', 'preview', preview.body.job_id, 'thumbnail']);
     const te = JSON.parse(one('/per-job-transcribe')[0]!.body);
     assert.deepEqual([te.event, te.data.job_type, te.data.status], ['job.failed', 'transcribe', 'failed']);
+  });
+
+  it("a slow endpoint's attempt holds the worker's slot for a second, not for its answer: with one slot, deliveries go past two slow ones, and a stopping worker reports the answers first", async () => {
+    const SLOW_MS = 9000;
+    await stopService(hooks);
+    hooks = startService(['worker', '--queues', 'webhooks'], { ...env, QUEUE_CONCURRENCY: 'webhooks=1' }, path.join(dataDir, 'webhooks-one-slot.log'));
+    const endpoints = new Map<string, { id: number; secret: string }>();
+    for (const name of ['slow-1', 'slow-2', 'fast']) {
+      const hook = await call('POST', '/v1/webhooks', { url: rx.url(`/${name}`), events: ['job.failed'] });
+      assert.equal(hook.status, 201, JSON.stringify(hook.body));
+      endpoints.set(name, hook.body);
+      if (name.startsWith('slow')) rx.delay(`/${name}`, SLOW_MS);
+    }
+    // the delivery workflows as a job's completion starts them, straight onto the webhooks queue
+    const connection = await Connection.connect({ address: temporal.address });
+    const client = new Client({ connection });
+    const deliver = (name: string) => {
+      const jobId = crypto.randomUUID();
+      return client.workflow.start('webhookDeliveryWorkflow', {
+        taskQueue: 'webhooks',
+        workflowId: `slow-answers-${name}-${jobId}`,
+        args: [{ deliveryId: `msg_${jobId}`, accountId, webhookId: endpoints.get(name)!.id, url: rx.url(`/${name}`), event: 'job.failed', jobId, body: JSON.stringify({ event: 'job.failed', data: { job_id: jobId } }), scheduleMs: [0, 60_000] }],
+      });
+    };
+    const hit = (name: string) => rx.received.filter((r) => r.path === `/${name}`);
+    try {
+      const slow = [await deliver('slow-1'), await deliver('slow-2')];
+      await waitFor('both slow attempts at their endpoints', async () => (hit('slow-1').length && hit('slow-2').length ? true : undefined), 60_000, 50);
+      const fast = await deliver('fast');
+      await waitFor('the fast delivery', async () => (hit('fast').length ? true : undefined), 60_000, 50);
+      const first = Math.min(hit('slow-1')[0]!.at, hit('slow-2')[0]!.at);
+      const answered = first + SLOW_MS;
+      const [second, third] = [Math.max(hit('slow-1')[0]!.at, hit('slow-2')[0]!.at), hit('fast')[0]!.at];
+      console.log(`      one slot: the second slow attempt arrived ${((second - first) / 1000).toFixed(1)} s after the first, the fast one ${((third - first) / 1000).toFixed(1)} s after it; the first slow answer came ${SLOW_MS / 1000} s after it`);
+      assert.ok(second < answered, `the second slow attempt waited for the first one's answer (${second - first} ms after it)`);
+      assert.ok(third < answered, `the fast delivery waited for a slow answer (${third - first} ms after the first slow attempt)`);
+      assert.equal(await fast.result(), 'succeeded');
+
+      // a worker told to stop while it awaits the slow answers reports them before it exits
+      hooks.signal('SIGTERM');
+      await hooks.exited;
+      const exitedAt = Date.now();
+      assert.ok(exitedAt > answered, `the worker exited ${answered - exitedAt} ms before the first slow answer`);
+      hooks = startService(['worker', '--queues', 'webhooks'], env, path.join(dataDir, 'webhooks-after-slow.log'));
+      for (const handle of slow) assert.equal(await handle.result(), 'succeeded', handle.workflowId);
+      for (const name of ['slow-1', 'slow-2', 'fast']) {
+        assert.equal(hit(name).length, 1, `${name}: one request, no attempt lost or repeated`);
+        const log = await call('GET', `/v1/webhooks/${endpoints.get(name)!.id}/deliveries`);
+        const rows = log.body.items.map((d: { attempt: number; status: string; status_code: number | null; response_time_ms: number | null }) => [d.attempt, d.status, d.status_code, (d.response_time_ms ?? 0) >= SLOW_MS]);
+        assert.deepEqual(rows, [[1, 'succeeded', 200, name !== 'fast']], name);
+        const r = hit(name)[0]!;
+        assert.equal(r.headers['x-service-signature'], crypto.createHmac('sha256', endpoints.get(name)!.secret).update(r.body).digest('hex'), `${name}: signed with its endpoint's secret`);
+      }
+      assert.doesNotMatch(fs.readFileSync(path.join(dataDir, 'webhooks-one-slot.log'), 'utf8'), /could not be reported/);
+    } finally {
+      await connection.close();
+    }
   });
 });

@@ -1,4 +1,6 @@
 import type { MikroORM } from '@mikro-orm/core';
+import { CompleteAsyncError, Context } from '@temporalio/activity';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Job } from '../jobs/entity';
 import { serverSecret } from '../db/secrets.repository';
 import { WebhookEndpoint } from './entity';
@@ -34,11 +36,27 @@ export interface AttemptResult {
   finishedAtMs: number;
 }
 
+/**
+ * Where an attempt goes when its endpoint has not answered within `holdMs`: the attempt gives its
+ * worker slot back and its answer is awaited there, then reported to Temporal (async completion).
+ */
+export interface SlowAnswers {
+  holdMs: number;
+  /** Completes the activity of `taskToken` with what `result` settles to. */
+  complete(taskToken: Uint8Array, result: Promise<AttemptResult>): void;
+}
+
 export interface WebhookDeps {
   orm: MikroORM;
   config: Pick<Config, 'allowPrivateNetwork' | 'publicBaseUrl' | 'webhookRetryScheduleMs' | 'webhookTimeoutMs'>;
   /** Clock; tests inject the time-skipping server's virtual time. */
   now?: () => Promise<number>;
+  /**
+   * Slow endpoints' attempts leave their worker slot after a while (the webhooks queue's worker):
+   * otherwise one account's slow endpoints fill every slot, in step, and another account's delivery
+   * waits for a whole window (up to 10 s) before a slot frees. Without it an attempt holds its slot.
+   */
+  slowAnswers?: SlowAnswers;
 }
 
 /** Webhook activities for the `control` queue: planning an event, one attempt, target checks. */
@@ -46,6 +64,27 @@ export function createWebhookActivities(deps: WebhookDeps) {
   const { orm, config } = deps;
   const now = deps.now ?? (async () => Date.now());
   let links: FileLinks | null = null;
+
+  /** Sends one attempt and writes it to the delivery log. */
+  async function attemptAndRecord(input: AttemptInput): Promise<AttemptResult> {
+    const startedAtMs = await now();
+    const { firstAttemptAtMs, nextOffsetMs, body, ...target } = input;
+    const em = orm.em.fork();
+    const secret = await deliverySecret(em, target);
+    const res = await attemptDelivery({ deliveryId: target.deliveryId, url: target.url, body, secret, startedAtMs, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.allowPrivateNetwork });
+    const nextAttemptAt = nextOffsetMs === null || res.final ? null : new Date((firstAttemptAtMs ?? startedAtMs) + nextOffsetMs);
+    const { final: _final, ...outcome } = res;
+    await recordAttempt(em, target, { ...outcome, createdAt: new Date(startedAtMs), nextAttemptAt }).catch((err: unknown) => {
+      // the target has the event: a database away now must not make the workflow send it a second time
+      if (res.status !== 'succeeded' || !dependencyFault(err)) throw err;
+      log.warn({ err, delivery_id: target.deliveryId, job_id: target.jobId }, 'webhook delivered, but the attempt could not be recorded');
+    });
+    const result = res.status === 'succeeded' ? 'delivered' : res.final ? 'failed' : nextAttemptAt ? 'retry' : 'exhausted';
+    webhookDeliveries.inc({ event: target.event, outcome: result });
+    if (res.statusCode !== null) webhookLatency.observe({ event: target.event }, res.responseTimeMs / 1000);
+    log.info({ job_id: target.jobId, account_id: target.accountId, delivery_id: target.deliveryId, event: target.event, attempt: target.attempt, outcome: result, http_status: res.statusCode, ms: res.responseTimeMs, ...(res.error ? { error: res.error } : {}) }, 'webhook attempt');
+    return { outcome: res.status === 'succeeded' ? 'succeeded' : res.statusCode === 410 ? 'gone' : 'failed', startedAtMs, finishedAtMs: await now() };
+  }
 
   return {
     /** Builds the event body once and lists its targets: subscribed active endpoints plus the job's webhook_url. */
@@ -79,26 +118,15 @@ export function createWebhookActivities(deps: WebhookDeps) {
     },
 
     /** One attempt; never retried by Temporal (the workflow's durable timers schedule retries). */
-    async attemptDelivery(input: DeliveryTarget & { body: string; firstAttemptAtMs: number | null; nextOffsetMs: number | null }): Promise<AttemptResult> {
-      const startedAtMs = await now();
-      const { firstAttemptAtMs, nextOffsetMs, body, ...target } = input;
-      const em = orm.em.fork();
-      const secret = await deliverySecret(em, target);
-      const res = await attemptDelivery({ deliveryId: target.deliveryId, url: target.url, body, secret, startedAtMs, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.allowPrivateNetwork });
-      const nextAttemptAt = nextOffsetMs === null || res.final ? null : new Date((firstAttemptAtMs ?? startedAtMs) + nextOffsetMs);
-      const { final: _final, ...outcome } = res;
-      await recordAttempt(em, target, { ...outcome, createdAt: new Date(startedAtMs), nextAttemptAt }).catch((err: unknown) => {
-        // the target has the event: a database away now must not make the workflow send it a second time
-        if (res.status !== 'succeeded' || !dependencyFault(err)) throw err;
-        log.warn({ err, delivery_id: target.deliveryId, job_id: target.jobId }, 'webhook delivered, but the attempt could not be recorded');
-      });
-      const result = res.status === 'succeeded' ? 'delivered' : res.final ? 'failed' : nextAttemptAt ? 'retry' : 'exhausted';
-      webhookDeliveries.inc({ event: target.event, outcome: result });
-      if (res.statusCode !== null) webhookLatency.observe({ event: target.event }, res.responseTimeMs / 1000);
-      log.info({ job_id: target.jobId, account_id: target.accountId, delivery_id: target.deliveryId, event: target.event, attempt: target.attempt, outcome: result, http_status: res.statusCode, ms: res.responseTimeMs, ...(res.error ? { error: res.error } : {}) }, 'webhook attempt');
-      return { outcome: res.status === 'succeeded' ? 'succeeded' : res.statusCode === 410 ? 'gone' : 'failed', startedAtMs, finishedAtMs: await now() };
+    async attemptDelivery(input: AttemptInput): Promise<AttemptResult> {
+      const result = attemptAndRecord(input);
+      if (!deps.slowAnswers) return result;
+      const held = new AbortController();
+      const answered = await Promise.race([result, delay(deps.slowAnswers.holdMs, null, { signal: held.signal }).catch(() => null)]).finally(() => held.abort());
+      if (answered) return answered;
+      deps.slowAnswers.complete(Context.current().info.taskToken, result);
+      throw new CompleteAsyncError();
     },
-
     /** Logs an attempt whose worker stopped before reporting it (kept as is if it was logged after all). */
     async recordLostAttempt(input: DeliveryTarget & { nextAttemptAtMs: number | null }): Promise<void> {
       const em = orm.em.fork();
@@ -125,5 +153,7 @@ export function createWebhookActivities(deps: WebhookDeps) {
     },
   };
 }
+
+type AttemptInput = DeliveryTarget & { body: string; firstAttemptAtMs: number | null; nextOffsetMs: number | null };
 
 export type WebhookActivities = ReturnType<typeof createWebhookActivities>;

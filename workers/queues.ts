@@ -10,7 +10,7 @@ import { createMaintenanceActivities } from '../jobs/maintenance.activities';
 import { createSourceActivities } from '../activities/source/activities';
 import { createRecognitionActivities } from '../activities/speech/recognition';
 import { createSubtitleTrackActivities } from '../activities/speech/subtitle-tracks';
-import { createWebhookActivities } from '../webhooks/activities';
+import { createWebhookActivities, type SlowAnswers } from '../webhooks/activities';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
 import { createFfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import { createSpeechServices } from '../engines/speech/services';
@@ -35,6 +35,8 @@ export interface QueueDeps {
   egress?: EgressProxy;
   /** Starts a job's workflow (the reconciler's), through the process's Temporal client. */
   startJob?: (input: MediaJobInput) => Promise<boolean>;
+  /** Where webhook attempts await a slow endpoint's answer off their slot; without it they hold the slot. */
+  slowAnswers?: SlowAnswers;
 }
 
 export interface QueueSpec {
@@ -90,15 +92,16 @@ export const QUEUE_TABLE = {
   webhooks: {
     // deliveries and their retries wait on other people's servers: slots of their own, never a job's.
     // Not shared by account: one account's deliveries have no plan limit, so its waiting attempts could
-    // fill any number of slots; an attempt holds one at most 10 s and the server hands each freed slot
-    // out by account (fairness), so another account's delivery waits for one to free, not behind the flood
+    // fill any number of slots. Instead an attempt holds its slot a second at most (slow answers are
+    // awaited off it) and the server hands each freed slot out by account (fairness), so another
+    // account's delivery waits a second at most, not behind the flood
     description: 'webhook deliveries: their workflows, each attempt (outbound HTTP) and its bookkeeping (database)',
     runsWorkflows: true,
     needsDatabase: true,
     needsEgress: false,
     defaultConcurrency: 20,
     activities: (d: QueueDeps) => {
-      const webhooks = createWebhookActivities({ orm: database(d), config: d.config });
+      const webhooks = createWebhookActivities({ orm: database(d), config: d.config, slowAnswers: d.slowAnswers });
       return { attemptDelivery: webhooks.attemptDelivery, recordLostAttempt: webhooks.recordLostAttempt, deliveryTargetActive: webhooks.deliveryTargetActive };
     },
   },

@@ -5,6 +5,7 @@ import { processEgressProxy } from '../engines/egress/egress-proxy';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import type { MediaJobInput } from '../jobs/types';
+import type { SlowAnswers } from '../webhooks/activities';
 import type { TaskQueue } from '../lib/queues';
 import { assertRegistrySound } from '../operations/registry';
 import { missingActivities } from '../workflows/activity-plan';
@@ -29,6 +30,8 @@ export interface WorkerDeps {
   orm?: MikroORM;
   /** Starts a job's workflow, for the reconciler on the control queue. */
   startJob?: (input: MediaJobInput) => Promise<boolean>;
+  /** Where the webhooks queue's attempts await slow answers off their slot (the process's client). */
+  slowAnswers?: SlowAnswers;
 }
 
 /** The activities of a queue, refused when a name the workflows call on it is not registered. */
@@ -73,7 +76,7 @@ export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Prom
         connection,
         namespace: config.temporalNamespace,
         taskQueue: queue,
-        activities: queueActivities(queue, { config, storage, orm: deps.orm, egress, startJob: deps.startJob }),
+        activities: queueActivities(queue, { config, storage, orm: deps.orm, egress, startJob: deps.startJob, slowAnswers: deps.slowAnswers }),
         maxConcurrentActivityTaskExecutions: share.slots,
         // progress and cancellations travel on heartbeats: let them through every second, not every 48 s
         maxHeartbeatThrottleInterval: '1 second',

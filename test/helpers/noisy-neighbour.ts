@@ -72,16 +72,18 @@ export async function neighbourThumbnails(s: ServeStack, neighbour: Neighbour, s
  * Where each job's time went, from its workflow history: for every task, how long it waited in its
  * queue (scheduled → started) and how long it ran, e.g. "claimRunningSlot 12+40 resolveSource 3100+220 …" (ms).
  */
-export async function historyBreakdown(s: ServeStack, jobIds: string[]): Promise<string[]> {
+export async function historyBreakdown(s: ServeStack, jobIds: string[], opts: { workflowId?: (jobId: string) => string; since?: (jobId: string) => number } = {}): Promise<string[]> {
+  const workflowId = opts.workflowId ?? ((id: string) => `job-${id}`);
   const connection = await Connection.connect({ address: `127.0.0.1:${s.env.TEMPORAL_DEV_PORT}` });
   try {
     const client = new Client({ connection });
     return await Promise.all(
       jobIds.map(async (id) => {
-        const events = (await client.workflow.getHandle(`job-${id}`).fetchHistory()).events ?? [];
+        const events = (await client.workflow.getHandle(workflowId(id)).fetchHistory()).events ?? [];
         const at = (e: (typeof events)[number]) => Number(e.eventTime?.seconds ?? 0) * 1000 + Math.round((e.eventTime?.nanos ?? 0) / 1e6);
         const byId = new Map(events.map((e) => [Number(e.eventId), e]));
-        const steps: string[] = [];
+        // when the workflow started, from the reference time (a job's completion, for its deliveries)
+        const steps: string[] = opts.since && events[0] ? [`started ${at(events[0]) - opts.since(id)}`] : [];
         for (const e of events) {
           const started = e.activityTaskStartedEventAttributes ?? e.workflowTaskStartedEventAttributes;
           if (!started) continue;
