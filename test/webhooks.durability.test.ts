@@ -120,16 +120,18 @@ describe('webhook durability: the worker delivering webhooks is killed between a
     assert.deepEqual([te.event, te.data.job_type, te.data.status], ['job.failed', 'transcribe', 'failed']);
   });
 
-  it("a slow endpoint's attempt holds the worker's slot for a second, not for its answer: with one slot, deliveries go past two slow ones, and a stopping worker reports the answers first", async () => {
+  it("a slow endpoint's attempt holds the worker's slot for a second, not for its answer: with one slot, deliveries go past two slow ones, and a stopping worker reports the answers first (and finishes an attempt still on its slot)", async () => {
     const SLOW_MS = 9000;
     await stopService(hooks);
     hooks = startService(['worker', '--queues', 'webhooks'], { ...env, QUEUE_CONCURRENCY: 'webhooks=1' }, path.join(dataDir, 'webhooks-one-slot.log'));
     const endpoints = new Map<string, { id: number; secret: string }>();
-    for (const name of ['slow-1', 'slow-2', 'fast']) {
+    for (const name of ['slow-1', 'slow-2', 'fast', 'silent']) {
       const hook = await call('POST', '/v1/webhooks', { url: rx.url(`/${name}`), events: ['job.failed'] });
       assert.equal(hook.status, 201, JSON.stringify(hook.body));
       endpoints.set(name, hook.body);
       if (name.startsWith('slow')) rx.delay(`/${name}`, SLOW_MS);
+      // past the 10 s window: the attempt fails off its slot, and its retry is scheduled
+      if (name === 'silent') rx.delay(`/${name}`, 15_000);
     }
     // the delivery workflows as a job's completion starts them, straight onto the webhooks queue
     const connection = await Connection.connect({ address: temporal.address });
@@ -155,8 +157,11 @@ describe('webhook durability: the worker delivering webhooks is killed between a
       assert.ok(second < answered, `the second slow attempt waited for the first one's answer (${second - first} ms after it)`);
       assert.ok(third < answered, `the fast delivery waited for a slow answer (${third - first} ms after the first slow attempt)`);
       assert.equal(await fast.result(), 'succeeded');
+      const silent = await deliver('silent');
+      await waitFor('the attempt to the silent endpoint', async () => (hit('silent').length ? true : undefined), 60_000, 50);
 
-      // a worker told to stop while it awaits the slow answers reports them before it exits
+      // a worker told to stop while it awaits the slow answers reports them before it exits; the silent
+      // endpoint's attempt, still on its slot, finishes there (the stop waits for it) and is logged as failed
       hooks.signal('SIGTERM');
       await hooks.exited;
       const exitedAt = Date.now();
@@ -171,6 +176,10 @@ describe('webhook durability: the worker delivering webhooks is killed between a
         const r = hit(name)[0]!;
         assert.equal(r.headers['x-service-signature'], crypto.createHmac('sha256', endpoints.get(name)!.secret).update(r.body).digest('hex'), `${name}: signed with its endpoint's secret`);
       }
+      const silentLog = (await call('GET', `/v1/webhooks/${endpoints.get('silent')!.id}/deliveries`)).body.items as { attempt: number; status: string; status_code: number | null; error: string; next_attempt_at: string | null }[];
+      assert.deepEqual(silentLog.map((d) => [d.attempt, d.status, d.status_code, d.error, d.next_attempt_at !== null]), [[1, 'failed', null, 'no answer within 10 s', true]]);
+      assert.equal((await silent.describe()).status.name, 'RUNNING', 'the silent endpoint\'s delivery waits for its next attempt');
+      await silent.terminate('the test is over');
       assert.doesNotMatch(fs.readFileSync(path.join(dataDir, 'webhooks-one-slot.log'), 'utf8'), /could not be reported/);
     } finally {
       await connection.close();

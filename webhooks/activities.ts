@@ -124,7 +124,10 @@ export function createWebhookActivities(deps: WebhookDeps) {
       const held = new AbortController();
       const answered = await Promise.race([result, delay(deps.slowAnswers.holdMs, null, { signal: held.signal }).catch(() => null)]).finally(() => held.abort());
       if (answered) return answered;
-      deps.slowAnswers.complete(Context.current().info.taskToken, result);
+      const { info, cancellationSignal } = Context.current();
+      // a stopping worker cancels its running attempts: this one finishes on its slot, which the stop waits for
+      if (cancellationSignal.aborted) return result;
+      deps.slowAnswers.complete(info.taskToken, result);
       throw new CompleteAsyncError();
     },
     /** Logs an attempt whose worker stopped before reporting it (kept as is if it was logged after all). */
