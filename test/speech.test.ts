@@ -7,7 +7,7 @@ import { alignByTime } from '../activities/speech/alignment';
 import { inspectModelDir, ModelRegistry, ModelSelectionError } from '../engines/speech/model-registry';
 import { toSrt, toVtt } from '../engines/speech/subtitles';
 import { localLibavOptions } from '../engines/ffmpeg/input-policy';
-import { createWhisperEngine, WhisperError } from '../engines/speech/whisper.engine';
+import { createWhisperEngine, WhisperError, type SpeechSamples } from '../engines/speech/whisper.engine';
 import { createApertiumEngine, modesToPairs } from '../engines/translate/apertium.engine';
 import { planSpeechTranslation } from '../engines/translate/speech-plan';
 import { planRoute, reachablePairs, translateRoute, type LanguagePair } from '../engines/translate/translation-engine';
@@ -380,7 +380,7 @@ print(json.dumps({"plain": plain, "lean": run(model), "vad_frames": get_vad_mode
           execFileSync('ffmpeg', ['-v', 'error', ...args, source]);
           const wav = path.join(dir, `${name}.wav`);
           execFileSync('ffmpeg', ['-v', 'error', '-i', source, '-map', '0:a:0', '-ac', '1', '-ar', '16000', wav]);
-          const words = async (audio: string | { file: string; options: Record<string, string>; seconds: number }) => {
+          const words = async (audio: string | SpeechSamples) => {
             const res = await whisper.run({ model, audio, language: 'en', tasks: ['transcribe'], wordTimestamps: true, output: path.join(dir, 'out.json') });
             return res.passes.transcribe!.segments.flatMap((s) => s.words ?? []);
           };

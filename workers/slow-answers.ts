@@ -32,11 +32,6 @@ export class SlowAnswerCompletions implements SlowAnswers {
     this.pending.add(reported);
   }
 
-  /** Attempts still awaiting their endpoint's answer. */
-  get awaiting(): number {
-    return this.pending.size;
-  }
-
   /** Waits until every awaited answer has been reported. */
   async drain(): Promise<void> {
     while (this.pending.size) await Promise.allSettled([...this.pending]);
