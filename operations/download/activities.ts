@@ -55,6 +55,8 @@ export interface FinalizeDownloadInput {
   subtitles?: DownloadSubtitles;
   /** Downloaded file, relative to the job's work folder. */
   sourceFile: string;
+  /** ffprobe of sourceFile by the step that fetched it (absent: probed here, and on jobs started before it was passed). */
+  sourceProbe?: ProbeResult;
   quality: Quality;
   format: DownloadFormat | null;
   title: string;
@@ -127,7 +129,7 @@ export function createDownloadActivities(deps: DownloadDeps) {
     /** Remuxes or re-encodes the downloaded file into the requested format and measures the result. */
     async finalizeDownload(input: FinalizeDownloadInput): Promise<JobOutput> {
       const src = await storage.workFile(input.jobId, input.sourceFile);
-      const probe = await probeDownloaded(ffmpeg, src);
+      const probe = input.sourceProbe ?? (await probeDownloaded(ffmpeg, src));
       const codecs = codecsOf(probe);
       assertAudioFor(input, [], codecs);
       const ext = path.extname(src).slice(1) || 'bin';
@@ -159,7 +161,8 @@ export function createDownloadActivities(deps: DownloadDeps) {
       }
       // the cues follow the source's picture: a remux that moves the video's first frame moves them with it
       const tracks = input.subtitles ? await addSubtitles(input.jobId, out, step.ext, input.subtitles, [0, durationOf(probe)], ffmpegRun(input.progressRange), (await videoStart(out)) - videoStartOf(probe)) : null;
-      const result = await ffmpeg.probe(out);
+      // a second name of the fetched file, with nothing added, is what was probed
+      const result = step.outputOptions === null && !tracks ? probe : await ffmpeg.probe(out);
       const stat = await fs.stat(out);
       await storage.commitOutput(relative);
       return {
@@ -175,7 +178,7 @@ export function createDownloadActivities(deps: DownloadDeps) {
      */
     async processDownload(input: ProcessDownloadInput): Promise<JobOutput> {
       const src = await storage.workFile(input.jobId, input.sourceFile);
-      const probe = await probeDownloaded(ffmpeg, src);
+      const probe = input.sourceProbe ?? (await probeDownloaded(ffmpeg, src));
       const sourceDuration = durationOf(probe);
       const steps = processingSteps(input.processing);
       assertAudioFor(input, steps, codecsOf(probe));

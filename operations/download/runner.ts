@@ -28,9 +28,9 @@ export const runDownload: OperationRunner<DownloadParams> = async ({ jobId, para
     const subtitles = asked ? await subtitleTracks(jobId, sourceFile, asked, source.subtitleFiles ?? [], [fetched, 70]) : null;
     const from = asked ? 70 : plain ? 80 : 50;
     const withTracks = subtitles ? { subtitles: { mode: asked!.mode, tracks: subtitles.tracks } } : {};
-    const output = plain
-      ? await mediaProcess.finalizeDownload({ jobId, sourceFile, quality: params.quality, format: params.format, title: source.title, progressRange: [from, 99], ...withTracks })
-      : await mediaProcess.processDownload({ jobId, sourceFile, quality: params.quality, format: params.format, title: source.title, clipStart, clipEnd, processing, progressRange: [from, 99], ...withTracks });
+    // the fetch's probe of the file, where it made one, spares the next step another ffprobe
+    const downloaded = { jobId, sourceFile, ...(source.sourceProbe ? { sourceProbe: source.sourceProbe } : {}), quality: params.quality, format: params.format, title: source.title, progressRange: [from, 99] as [number, number], ...withTracks };
+    const output = plain ? await mediaProcess.finalizeDownload(downloaded) : await mediaProcess.processDownload({ ...downloaded, clipStart, clipEnd, processing });
     return subtitles && subtitles.unused > 0 ? { ...output, creditsUnused: subtitles.unused } : output;
   }
   const source = await mediaFetch.probeSource(sourceOf(params));

@@ -9,6 +9,11 @@ export async function floorWorkflow(): Promise<void> {
   await noop();
 }
 
+/** The floor of any durable workflow: started, one workflow task, completed. */
+export async function emptyWorkflow(): Promise<void> {
+  // nothing: what is left is the start, one workflow task and the completion
+}
+
 /**
  * The memory floor's stand-in for a job: runs the no-op activity, then, when `hold`, waits until it
  * is terminated, as the creates row's jobs are (the worker keeps it cached: it is never told).

@@ -5,8 +5,7 @@
 // awaited; each job's fixed cost (its time minus the bare tool's) is reported against it.
 import os from 'node:os';
 import path from 'node:path';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { FLOOR_QUEUE, floorWorkflow } from '../floor-workflow';
+import { startFloorWorker, type FloorWorker } from '../floor-worker';
 import { fmt, groupCpuParts, median, processCpu, startPeer, type BenchContext, type BenchRow, type CpuParts } from '../harness';
 import { mediaRows, startOrigin, type MediaRow, type Origin } from './media.rows';
 
@@ -23,38 +22,6 @@ function rowsOf(batch: boolean): Promise<MediaRow[]> {
     return mediaRows(CACHE, o);
   });
   return all.then((rows) => rows.filter((r) => /^40 /.test(r.name) === batch));
-}
-
-/** The floor's worker, on serve's dev server: workflows and the no-op activity on a queue of their own. */
-interface FloorWorker {
-  /** Median of `runs` bare workflows, each started and awaited one after another, in seconds. */
-  measure(ctx: BenchContext, runs: number): Promise<number>;
-  stop(): Promise<void>;
-}
-
-async function startFloorWorker(ctx: BenchContext): Promise<FloorWorker> {
-  // the bench's table is its output: the worker's bundling and state lines only at WARN
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const connection = await NativeConnection.connect({ address: `127.0.0.1:${ctx.stack.env.TEMPORAL_DEV_PORT}` });
-  const worker = await Worker.create({ connection, taskQueue: FLOOR_QUEUE, workflowsPath: require.resolve('../floor-workflow'), activities: { noop: async () => undefined } });
-  const running = worker.run();
-  let n = 0;
-  return {
-    async measure(c, runs) {
-      const seconds: number[] = [];
-      for (let i = 0; i < runs; i++) {
-        const t0 = performance.now();
-        await c.temporal.workflow.execute(floorWorkflow, { taskQueue: FLOOR_QUEUE, workflowId: `bench-floor-${process.pid}-${n++}` });
-        seconds.push((performance.now() - t0) / 1000);
-      }
-      return median(seconds);
-    },
-    async stop() {
-      worker.shutdown();
-      await running;
-      await connection.close();
-    },
-  };
 }
 
 /** Each single job and bare command runs this many times a round (the round's figure is their median): one run moves by ±0.1–0.3. */
