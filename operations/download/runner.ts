@@ -29,7 +29,7 @@ export const runDownload: OperationRunner<DownloadParams> = async ({ jobId, para
     const from = asked ? 70 : plain ? 80 : 50;
     const withTracks = subtitles ? { subtitles: { mode: asked!.mode, tracks: subtitles.tracks } } : {};
     // the fetch's probe of the file, where it made one, spares the next step another ffprobe
-    const downloaded = { jobId, sourceFile, ...(source.sourceProbe ? { sourceProbe: source.sourceProbe } : {}), quality: params.quality, format: params.format, title: source.title, progressRange: [from, 99] as [number, number], ...withTracks };
+    const downloaded = { jobId, sourceFile, sourceProbe: source.sourceProbe, quality: params.quality, format: params.format, title: source.title, progressRange: [from, 99] as [number, number], ...withTracks };
     const output = plain ? await mediaProcess.finalizeDownload(downloaded) : await mediaProcess.processDownload({ ...downloaded, clipStart, clipEnd, processing });
     return subtitles && subtitles.unused > 0 ? { ...output, creditsUnused: subtitles.unused } : output;
   }
