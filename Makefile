@@ -19,11 +19,14 @@ help:
 tools:
 	@bash scripts/install-tools.sh
 
+# Incremental: tsc recompiles what changed since its last build (dist/.tsbuildinfo), then the compiled
+# files of deleted sources are removed (scripts/prune-dist.mjs); make clean starts over.
 build: tools
-	@rm -rf dist && npx tsc -p tsconfig.json && node dist/bin/bundle-workflows.js
+	@npx tsc -p tsconfig.json --incremental --tsBuildInfoFile dist/.tsbuildinfo && node scripts/prune-dist.mjs && node dist/bin/bundle-workflows.js
 
+# ESLint keeps a cache of files it found clean (by content); a clean clone has none and lints everything.
 lint: build lint-layers
-	@npx eslint .
+	@npx eslint --cache --cache-strategy content --cache-location .eslintcache .
 
 # The layers (.dependency-cruiser.cjs): no value cycles, no import from a higher layer.
 LAYERED_FOLDERS := lib engines db accounts keys credits uploads info jobs webhooks platforms activities operations workflows workers api bin

@@ -9,6 +9,7 @@ import { DomainError } from '../lib/errors';
 import { log } from '../lib/logger';
 import { openBreakers } from '../platforms/breaker.repository';
 import { currentYtdlp } from '../engines/ytdlp/current-version';
+import { cachedYtdlpReport, type YtdlpReport } from '../engines/ytdlp/report';
 import { httpDuration, httpRequests, METRICS_CONTENT_TYPE, metricsText } from '../lib/metrics';
 import type { ApiDeps, ApiState } from './context';
 import { json, registry } from './openapi';
@@ -57,12 +58,27 @@ export function accessLog(): Koa.Middleware<ApiState> {
 }
 
 const ReadySchema = z.object({
-  status: z.enum(['ok', 'degraded', 'unavailable']).meta({ description: '"degraded": every dependency answers, but a platform refuses the service (see platforms); its jobs wait' }),
+  status: z.enum(['ok', 'degraded', 'unavailable']).meta({ description: '"degraded": every dependency answers, but a platform refuses the service (see platforms; its jobs wait), or yt-dlp has no working JS runtime (see js_runtime)' }),
   database: z.string().meta({ description: '"ok", or why the database is not reachable' }),
   temporal: z.string().meta({ description: '"ok", or why the Temporal frontend is not reachable' }),
   storage: z.string().meta({ description: '"ok", or why the bucket (STORAGE=s3) does not answer; always "ok" with local storage' }),
   disk: z.string().meta({ description: '"ok", or how little space is left under DATA_DIR (below MIN_FREE_DISK_MB new steps wait)' }),
   yt_dlp: z.string().meta({ description: 'The yt-dlp version new steps use (mediasvc tools yt-dlp update changes it without a restart)' }),
+  js_runtime: z
+    .object({
+      runtime: z.string().nullable().meta({ description: 'The JS runtime yt-dlp solves YouTube\'s challenges with ("deno"), as its own report names it; null: none found' }),
+      version: z.string().nullable(),
+      supported: z.boolean().meta({ description: 'Whether yt-dlp counts that runtime as supported (an older one it ignores)' }),
+      solves: z.boolean().meta({ description: 'Whether one of yt-dlp\'s JS challenge providers is available; false: YouTube formats go missing, and status is "degraded"' }),
+      runtimes: z.string().nullable().meta({ description: 'yt-dlp\'s own "JS runtimes:" line' }),
+      challenge_providers: z.string().nullable().meta({ description: 'yt-dlp\'s own "JS Challenge Providers:" line' }),
+      po_token_providers: z.string().nullable().meta({ description: 'yt-dlp\'s own "PO Token Providers:" line (plugins included)' }),
+      ejs: z.string().nullable().meta({ description: 'The yt-dlp-ejs version yt-dlp loaded' }),
+      checked_at: z.string().meta({ description: 'When yt-dlp was asked (at start, and when the version in use changes)' }),
+      error: z.string().optional().meta({ description: 'Why yt-dlp gave no report' }),
+    })
+    .nullable()
+    .meta({ description: "yt-dlp's report of its JavaScript runtime for YouTube's challenges, for the version in use; null until the first report is in" }),
   platforms: z
     .array(
       z.object({
@@ -86,6 +102,23 @@ registry.registerPath({
     503: { description: 'A dependency is not reachable', ...json(ReadySchema) },
   },
 });
+
+/** The readiness view of yt-dlp's report. */
+function jsRuntimeOf(r: YtdlpReport | null) {
+  if (!r) return null;
+  return {
+    runtime: r.runtime?.name ?? null,
+    version: r.runtime?.version ?? null,
+    supported: r.runtime?.supported ?? false,
+    solves: r.solves,
+    runtimes: r.lines.jsRuntimes?.replace(/^.*?JS runtimes:\s*/, '') ?? null,
+    challenge_providers: r.lines.jsChallengeProviders?.replace(/^.*?JS Challenge Providers:\s*/, '') ?? null,
+    po_token_providers: r.lines.poTokenProviders?.replace(/^.*?PO Token Providers:\s*/, '') ?? null,
+    ejs: r.ejs,
+    checked_at: r.checkedAt,
+    ...(r.error ? { error: r.error } : {}),
+  };
+}
 
 async function probe(check: () => Promise<unknown>, timeoutMs: number): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
@@ -111,8 +144,11 @@ export function operatorRoutes(deps: Pick<ApiDeps, 'orm' | 'orchestrator' | 'con
     const disk = diskReadiness(deps.config.dataDir, deps.config.minFreeDiskMb);
     const ok = database === 'ok' && temporal === 'ok' && storage === 'ok' && disk === 'ok';
     const platforms = database === 'ok' ? await openBreakers(deps.orm.em.fork()).catch(() => []) : [];
+    // yt-dlp's cached report: YouTube without a working JS runtime loses formats, so the service is degraded
+    const js = jsRuntimeOf(cachedYtdlpReport(deps.config));
+    const degraded = platforms.length > 0 || (js !== null && !js.solves);
     ctx.status = ok ? 200 : 503;
-    ctx.body = { status: ok ? (platforms.length ? 'degraded' : 'ok') : 'unavailable', database, temporal, storage, disk, yt_dlp: currentYtdlp(deps.config).version, platforms };
+    ctx.body = { status: ok ? (degraded ? 'degraded' : 'ok') : 'unavailable', database, temporal, storage, disk, yt_dlp: currentYtdlp(deps.config).version, js_runtime: js, platforms };
   });
   router.get('/metrics', async (ctx) => {
     const token = deps.config.metricsToken;

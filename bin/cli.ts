@@ -20,7 +20,8 @@ import { QUEUE_TABLE } from '../workers/queues';
 import { CookieFileError, processCookieStore } from '../engines/ytdlp/site-cookies';
 import { currentYtdlp } from '../engines/ytdlp/current-version';
 import { createBucket } from '../engines/open-storage';
-import { rollbackYtdlp, updateYtdlp, YtdlpUpdateError } from '../engines/ytdlp/versions';
+import { currentYtdlpReport } from '../engines/ytdlp/report';
+import { ejsStatus, rollbackYtdlp, updateYtdlp, YtdlpUpdateError } from '../engines/ytdlp/versions';
 
 // glibc read MALLOC_ARENA_MAX at start; children (ffmpeg, yt-dlp, Whisper) run with glibc's default,
 // but a worker process of ours is the service's own and keeps one arena
@@ -60,10 +61,12 @@ Dashboard (/dashboard):
 
 yt-dlp without a release (YTDLP_TOOLS_DIR; run it where the media workers run):
   tools yt-dlp update [--version V]
-                                 installs V (default: PyPI's newest), checks it on built-in fixtures and
-                                 makes it current for the next step; a failing check keeps the old one (exit 1)
+                                 installs V (default: PyPI's newest) with the yt-dlp-ejs it pins, checks it on
+                                 built-in fixtures and makes it current for the next step; a failing check
+                                 keeps the old one (exit 1)
   tools yt-dlp rollback          back to the version in use before the last update
-  tools yt-dlp status            the version in use, and the earlier ones kept
+  tools yt-dlp status            the version in use, the earlier ones kept, and yt-dlp's own report of
+                                 its JS runtimes, JS challenge and PO token providers, and yt-dlp-ejs
 
 Cookies per site (for yt-dlp, only on that site's sources; sealed with the secrets key):
   cookies set --site SITE FILE   a Netscape cookie file (- for standard input); other sites' cookies are left out
@@ -260,6 +263,12 @@ async function ytdlpTool(config: Config, action: string | undefined, version: st
     } else if (action === 'status') {
       const now = currentYtdlp(config);
       console.log([`yt-dlp ${now.version}`, now.managed ? `installed in ${config.ytdlpToolsDir}` : `from ${config.ytdlpPath}`, `earlier: ${now.previous.join(', ') || 'none'}`].join('\t'));
+      // yt-dlp's own words, from its --verbose report for the service's command line
+      const [report, ejs] = await Promise.all([currentYtdlpReport(config), ejsStatus(config, now.binary)]);
+      for (const line of [report.lines.jsRuntimes, report.lines.jsChallengeProviders, report.lines.poTokenProviders]) if (line) console.log(line);
+      console.log(`JS runtime in use: ${report.runtime ? `${report.runtime.name} ${report.runtime.version ?? ''}`.trim() + (report.runtime.supported && report.solves ? '' : ' (yt-dlp cannot solve JS challenges with it)') : 'none (YouTube formats will be missing)'}`);
+      console.log(`yt-dlp-ejs: ${ejs.has ?? 'none'}${ejs.expects ? ` (yt-dlp expects ${ejs.expects}${ejs.usable === false || ejs.has === null ? ': it would ignore this one' : ''})` : ''}`);
+      if (report.error) console.log(`report: ${report.error}`);
     } else {
       throw new UsageError(`unknown yt-dlp action ${action ?? ''}: update [--version V], rollback or status`);
     }

@@ -14,8 +14,9 @@ import { createSpeechServices } from '../engines/speech/services';
 import { openStorage } from '../engines/open-storage';
 import type { Config } from '../lib/config';
 import { log } from '../lib/logger';
-import { METRICS_CONTENT_TYPE, metricsText, setBacklogReader, setDiskReader, setJobsByPlanReader, setPlatformBreakerReader, setYtdlpVersionReader } from '../lib/metrics';
+import { forwardMetrics, METRICS_CONTENT_TYPE, metricsText, recordForwardedMetric, setBacklogReader, setDiskReader, setJobsByPlanReader, setPlatformBreakerReader, setYtdlpVersionReader } from '../lib/metrics';
 import { currentYtdlp } from '../engines/ytdlp/current-version';
+import { cachedYtdlpReport } from '../engines/ytdlp/report';
 import { openBreakers } from '../platforms/breaker.repository';
 import { FileLinks } from '../lib/file-links';
 import type { TaskQueue } from '../lib/queues';
@@ -101,6 +102,8 @@ export async function startApi(config: Config, orm: MikroORM, address: string): 
   setPlatformBreakerReader(() => openBreakers(orm.em.fork()));
   setYtdlpVersionReader(() => currentYtdlp(config).version);
   setDiskReader(config.dataDir, config.minFreeDiskMb * 2 ** 20);
+  // yt-dlp's report of its JS runtime, asked once now for /readyz (again only when the version changes)
+  cachedYtdlpReport(config);
   const dispatcher = new JobDispatcher(orchestrator, { log: (msg, err) => log.warn({ err: err instanceof Error ? err.message : String(err) }, msg) });
   const app = createApp({
     orm,
@@ -140,7 +143,9 @@ export function startWorkerProcess(queues: TaskQueue[], address: string, oneAren
   // the listeners are this process's
   delete env.METRICS_PORT;
   delete env.TEMPORAL_METRICS_PORT;
-  const child = spawn(process.execPath, [...process.execArgv, path.join(__dirname, 'cli.js'), 'worker', '--queues', queues.join(',')], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  // an IPC channel: counters only the child records (yt-dlp's warnings) come to this process's /metrics
+  const child = spawn(process.execPath, [...process.execArgv, path.join(__dirname, 'cli.js'), 'worker', '--queues', queues.join(',')], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  child.on('message', recordForwardedMetric);
   const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     done,
@@ -151,10 +156,17 @@ export function startWorkerProcess(queues: TaskQueue[], address: string, oneAren
   };
 }
 
-/** In a worker process started by startWorkerProcess: a signal to itself once its parent is gone. */
+/** In a worker process started by startWorkerProcess: a signal to itself once its parent is gone; its counters go to the parent's /metrics. */
 export function stopWithParent(): void {
   const parent = Number(process.env.MEDIASVC_PARENT_PID);
   if (!parent) return;
+  if (process.send) {
+    // the channel alone never keeps this process running
+    process.channel?.unref();
+    forwardMetrics((m) => {
+      if (process.connected) process.send!(m);
+    });
+  }
   setInterval(() => {
     if (process.ppid !== parent) process.kill(process.pid, 'SIGTERM');
   }, 2000).unref();

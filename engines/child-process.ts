@@ -41,6 +41,8 @@ export interface RunOptions {
    * is stopped and runProcess rejects with the consumer's error.
    */
   consumeStdout?: (stdout: Readable) => Promise<void>;
+  /** False: stdout's lines go to onLine alone and are not kept (a program that prints a line per packet). */
+  keepStdout?: boolean;
 }
 
 export interface RunResult {
@@ -65,7 +67,7 @@ export function runProcess(cmd: string, opts: RunOptions): Promise<RunResult> {
     if (opts.signal?.aborted) stop();
     opts.signal?.addEventListener('abort', stop, { once: true });
     readline.createInterface({ input: consume ? (child.stdio[3] as Readable) : out }).on('line', (l) => {
-      stdout += `${l}\n`;
+      if (opts.keepStdout !== false) stdout += `${l}\n`;
       opts.onLine?.(l, 'stdout');
     });
     readline.createInterface({ input: child.stderr! }).on('line', (l) => {

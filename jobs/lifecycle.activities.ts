@@ -4,7 +4,8 @@ import { claimRunningSlot, failJobWithRefund, jobAccountPlan, jobsDueASlot, type
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
 import { JobFailure, type StoredFailureKind } from '../lib/job-failure';
-import type { JobEnd, JobOutput } from './types';
+import type { JobEnd } from './types';
+import type { JobOutput } from '../lib/job-reports';
 import { describeOutputs } from './outputs';
 import { refundJob } from '../credits/repository';
 import { log } from '../lib/logger';

@@ -20,7 +20,8 @@ import {
 import { ApplicationFailureCategory, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import { failureKindOf, INTERNAL_FAILURE_MESSAGE, JOB_FAILED, PLATFORM_REFUSED_TYPE, TOOL_FAILURE_TYPES, type StoredFailureKind } from '../lib/job-failure';
 import { platformOfUrl } from '../lib/source-sites';
-import { CANCELLED_MESSAGE, jobWorkflowId, type JobEnd, type JobOutput, type JobStatus, type MediaJobInput } from './types';
+import { CANCELLED_MESSAGE, jobWorkflowId, type JobEnd, type JobStatus, type MediaJobInput } from './types';
+import type { JobOutput } from '../lib/job-reports';
 import { ACCOUNT_ID, JOB_ID, JOB_STATUS } from '../lib/search-attributes';
 import { withoutInternals } from '../lib/user-text';
 import { control, controlLocal } from '../workflows/activity-proxies';

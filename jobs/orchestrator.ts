@@ -1,4 +1,5 @@
-import type { MediaJobInput, ProgressDetails } from './types';
+import type { MediaJobInput } from './types';
+import type { ProgressDetails } from '../lib/job-reports';
 import type { PlanName } from '../lib/plans';
 import type { VideoInfo } from '../lib/video-info';
 

@@ -1,4 +1,6 @@
-// Job types, states and the workflow boundary: pure, so the workflow bundle can load it.
+// Job types, states and the workflow boundary: pure, so the workflow bundle can load it. What the
+// steps report back (JobOutput, ProgressDetails, SourceSummary) is in lib/job-reports.ts, below the
+// operations: this file knows the operation registry (JobType, JobParams).
 import type { JobParams, JobType } from '../operations/registry';
 import type { PlanName } from '../lib/plans';
 
@@ -13,17 +15,6 @@ export type MediaJobInput = {
   [T in JobType]: { jobId: string; jobType: T; sourceUrl: string; params: JobParams<T>; accountId?: string; plan?: PlanName; jobsAhead?: number };
 }[JobType];
 
-/** What an operation hands back for the job row. */
-export interface JobOutput {
-  /** Output path relative to the files directory. */
-  outputFile: string;
-  resultData: Record<string, unknown>;
-  /** Further files of the job, after outputFile: paths relative to the files directory, in the job's own folder. */
-  moreFiles?: string[];
-  /** Credits charged for work the job turned out not to need (charged at most at creation): refunded as it completes. */
-  creditsUnused?: number;
-}
-
 /** One output file of a completed job, as the job row records it. */
 export interface OutputFileEntry {
   /** Its name in the job's folder, also the last part of its link. */
@@ -36,18 +27,6 @@ export interface OutputFileEntry {
 export interface JobEnd {
   jobId: string;
   status: 'completed' | 'failed';
-}
-
-export interface SourceSummary {
-  title: string;
-  duration: number | null;
-}
-
-/** Heartbeat details of long activities: overall job progress, 0..100. */
-export interface ProgressDetails {
-  progress: number;
-  /** Speech recognition so far: how many segments, and the texts of the latest (live transcription streams). */
-  recognised?: { count: number; recent: string[] };
 }
 
 /** The error_message of a job whose workflow was cancelled, by the client or an operator. */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { isTaskQueue, TASK_QUEUES, type TaskQueue } from './queues';
 import type { SecretsSettings } from './secret-box';
-import { parsePlatformConcurrency, sourceProxySettings, type BreakerSettings, type PlatformConcurrency, type SourceProxySettings } from './source-sites';
+import { parsePlatformConcurrency, sourceProxySettings, ytdlpExtractorArgsBySite, type BreakerSettings, type PlatformConcurrency, type SourceProxySettings } from './source-sites';
 import { MODEL_SIZES, type ModelSize } from './media-vocabulary';
 
 /**
@@ -60,6 +60,7 @@ const EnvSchema = z.object({
   YTDLP_TOOLS_DIR: z.string().optional(),
   YTDLP_AUTO_UPDATE: z.enum(['off', 'daily']).default('off'),
   YTDLP_PLUGIN_DIRS: z.string().optional(),
+  DENO_PATH: z.string().optional(),
   FFMPEG_PATH: z.string().default('ffmpeg'),
   FFPROBE_PATH: z.string().default('ffprobe'),
   TEMPORAL_CLI_PATH: z.string().optional(),
@@ -164,6 +165,10 @@ export type Config = {
   ytdlpAutoUpdate: 'off' | 'daily';
   /** Extra yt-dlp plugin folders (`--plugin-dirs`), from YTDLP_PLUGIN_DIRS (path-delimiter separated). */
   ytdlpPluginDirs: string[];
+  /** yt-dlp `--extractor-args` per site (YTDLP_EXTRACTOR_ARGS__<site>), passed only on that site's runs. */
+  ytdlpExtractorArgs: Record<string, string[]>;
+  /** Deno, the JS runtime yt-dlp solves YouTube's challenges with (DENO_PATH, default the one beside YTDLP_PATH: .venv/bin/deno from PyPI). */
+  denoPath: string;
   ffmpegPath: string;
   ffprobePath: string;
   temporalCliPath: string;
@@ -238,11 +243,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   const dataDir = path.resolve(e.DATA_DIR);
+  const ytdlpPath = e.YTDLP_PATH ?? path.join(projectRoot, '.venv/bin/yt-dlp');
   let sourceProxy: SourceProxySettings;
   let platformConcurrency: PlatformConcurrency;
+  let ytdlpExtractorArgs: Record<string, string[]>;
   try {
     sourceProxy = sourceProxySettings(env);
     platformConcurrency = parsePlatformConcurrency(e.PLATFORM_CONCURRENCY);
+    ytdlpExtractorArgs = ytdlpExtractorArgsBySite(env);
   } catch (err) {
     throw new Error(`Invalid configuration:\n  ${(err as Error).message}`);
   }
@@ -293,10 +301,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxSourceBytes: e.MAX_SOURCE_BYTES,
     maxSourcePixels: e.MAX_SOURCE_PIXELS,
     allowLive: e.ALLOW_LIVE,
-    ytdlpPath: e.YTDLP_PATH ?? path.join(projectRoot, '.venv/bin/yt-dlp'),
+    ytdlpPath,
     ytdlpToolsDir: path.resolve(e.YTDLP_TOOLS_DIR || path.join(dataDir, 'tools', 'yt-dlp')),
     ytdlpAutoUpdate: e.YTDLP_AUTO_UPDATE,
     ytdlpPluginDirs: (e.YTDLP_PLUGIN_DIRS ?? '').split(path.delimiter).filter(Boolean).map((d) => path.resolve(d)),
+    ytdlpExtractorArgs,
+    denoPath: path.resolve(e.DENO_PATH || path.join(path.dirname(ytdlpPath), 'deno')),
     ffmpegPath: e.FFMPEG_PATH,
     ffprobePath: e.FFPROBE_PATH,
     temporalCliPath: e.TEMPORAL_CLI_PATH ?? path.join(projectRoot, '.tools/bin/temporal'),

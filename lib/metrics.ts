@@ -74,6 +74,37 @@ export function setYtdlpVersionReader(read: () => string): void {
   setYtdlpRows(async () => [{ labels: { version: read() }, value: 1 }]);
 }
 
+/** What yt-dlp warned about (engines/ytdlp/warnings.ts maps its texts): a JS runtime or challenge solver missing, SABR-only formats, formats missing, PO tokens. */
+export const YTDLP_WARNING_KINDS = ['no_js_runtime', 'sabr_only', 'formats_missing', 'po_token', 'other'] as const;
+export type YtdlpWarningKind = (typeof YTDLP_WARNING_KINDS)[number];
+const ytdlpWarnings = new client.Counter({ name: 'mediasvc_ytdlp_warnings_total', help: "yt-dlp's WARNING lines, each distinct one once per run, by kind: no_js_runtime (no JS runtime, or challenge solving failed), sabr_only, formats_missing, po_token, other", labelNames: ['kind'] as const, registers: [registry] });
+// every kind from the start, so a rate over it is 0 rather than absent
+for (const kind of YTDLP_WARNING_KINDS) ytdlpWarnings.inc({ kind }, 0);
+
+/** A counter a process without a metrics listener of its own (serve's tool worker process) hands to the one that serves them. */
+export interface ForwardedMetric {
+  metric: 'ytdlp_warning';
+  kind: YtdlpWarningKind;
+}
+let forwardTo: ((m: ForwardedMetric) => void) | null = null;
+
+/** Counts one yt-dlp warning here, or in the process this one forwards its counters to. */
+export function countYtdlpWarning(kind: YtdlpWarningKind): void {
+  if (forwardTo) forwardTo({ metric: 'ytdlp_warning', kind });
+  else ytdlpWarnings.inc({ kind });
+}
+
+/** From now on this process's forwarded counters go to `send` (its parent's registry) instead of its own. */
+export function forwardMetrics(send: (m: ForwardedMetric) => void): void {
+  forwardTo = send;
+}
+
+/** Records a counter a child process forwarded; anything else is ignored. */
+export function recordForwardedMetric(m: unknown): void {
+  const f = m as Partial<ForwardedMetric> | null;
+  if (f?.metric === 'ytdlp_warning' && YTDLP_WARNING_KINDS.includes(f.kind as YtdlpWarningKind)) ytdlpWarnings.inc({ kind: f.kind! });
+}
+
 const setDiskRows = readGauge('mediasvc_disk_free_bytes', 'Free space under DATA_DIR, bytes', [] as const);
 const setDiskLowRows = readGauge('mediasvc_disk_low', '1 while free space under DATA_DIR is below MIN_FREE_DISK_MB (new steps wait), else 0', [] as const);
 /** The disk gauges of a process that writes under DATA_DIR. */

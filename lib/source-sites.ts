@@ -56,6 +56,24 @@ export function sourceProxySettings(env: NodeJS.ProcessEnv): SourceProxySettings
   return { default: env.SOURCE_PROXY_URL ? parseSourceProxy(env.SOURCE_PROXY_URL, 'SOURCE_PROXY_URL') : null, bySite };
 }
 
+/**
+ * YTDLP_EXTRACTOR_ARGS__<site>: yt-dlp `--extractor-args` for that site's runs alone, e.g.
+ * `YTDLP_EXTRACTOR_ARGS__youtube_com='youtube:player_client=default,mweb'`; several are separated by
+ * spaces (one per extractor key). Throws a readable error.
+ */
+export function ytdlpExtractorArgsBySite(env: NodeJS.ProcessEnv): Record<string, string[]> {
+  const bySite: Record<string, string[]> = {};
+  for (const [name, value] of Object.entries(env)) {
+    const m = /^YTDLP_EXTRACTOR_ARGS__(\w+)$/.exec(name);
+    if (!m || !value?.trim()) continue;
+    const args = value.trim().split(/\s+/);
+    const bad = args.find((a) => !/^[A-Za-z0-9_-]+:\S+$/.test(a));
+    if (bad) throw new Error(`${name}: "${bad}" is not KEY:ARGS (e.g. youtube:player_client=default,mweb or youtubepot-bgutilhttp:base_url=http://127.0.0.1:4416)`);
+    bySite[siteKey(m[1]!)] = args;
+  }
+  return bySite;
+}
+
 export interface PlatformConcurrency {
   /** Steps talking to a site not named, at once (null: no cap). */
   default: number | null;

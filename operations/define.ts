@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { FieldError } from '../lib/errors';
 import type { JobOutputView, OutputContext } from './output-view';
-import type { JobOutput } from '../jobs/types';
+import type { JobOutput } from '../lib/job-reports';
 import type { PlanName } from '../lib/plans';
 import type { TaskQueue } from '../lib/queues';
 import type { StepDeps } from './step-deps';

@@ -1,8 +1,9 @@
 // The operation registry: every asynchronous operation, listed once. Job types, the workflow's
 // runners, the workers' activities, REST routes, OpenAPI, MCP tools and dashboard forms and views
 // all come from this list. An operation is a folder beside this file (see docs/architecture.md).
-// The one intended loop of imports runs through here, as types only: the runners listed below are
-// typed by what this file derives (JobParams, JobType, through jobs/types.ts); values flow one way.
+// Imports run one way through here, types included: what this file derives for the layers above
+// (JobParams, JobType, through jobs/types.ts) no step or runner below it reads, and the operations'
+// own activities reach the runners' proxies by declaration merging (workflows/activity-plan.ts).
 import type { z } from 'zod';
 import type { TaskQueue } from '../lib/queues';
 import { comments } from './comments';
@@ -29,6 +30,13 @@ type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) exten
 type StepsOn<Q extends TaskQueue> = { [T in JobType]: Operations[T]['steps'] extends OperationSteps<Q, infer A> ? A : never }[JobType];
 /** The activities the operations register on a queue (each operation's activities.ts). */
 export type OperationActivities<Q extends TaskQueue> = [StepsOn<Q>] extends [never] ? Record<never, never> : UnionToIntersection<StepsOn<Q>>;
+type OperationActivitiesByQueue = { [Q in TaskQueue]: OperationActivities<Q> };
+
+// The runners call these through the workflows' activity proxies, which cannot import this file (it
+// imports the runners): it declares them in the plan the proxies read (declaration merging).
+declare module '../workflows/activity-plan' {
+  interface OperationActivityTypes extends OperationActivitiesByQueue {}
+}
 
 /** Why the registry cannot serve, one line each (a key that is not its job type, a path or tool used twice); empty when sound. */
 export function registryProblems(): string[] {

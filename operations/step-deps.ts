@@ -3,7 +3,7 @@ import type { EgressProxy } from '../engines/egress/egress-proxy';
 import type { FfmpegEngine } from '../engines/ffmpeg/ffmpeg.engine';
 import type { Storage } from '../engines/storage';
 import type { Config } from '../lib/config';
-import type { SpeechEngines } from '../activities/speech/recognition';
+import type { SpeechEngines } from '../engines/speech/services';
 
 /** What an operation's own activities are built from, on the worker of their queue. */
 export interface StepDeps {

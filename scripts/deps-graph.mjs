@@ -10,7 +10,7 @@ const ADAPTERS = 'routes & pages';
 const LAYERS = [
   ['api', 'workers', 'bin', ADAPTERS],
   ['activities', 'operations', 'workflows'],
-  ['accounts', 'keys', 'credits', 'uploads', 'info', 'jobs', 'webhooks'],
+  ['accounts', 'keys', 'credits', 'uploads', 'info', 'jobs', 'webhooks', 'platforms'],
   ['db'],
   ['engines'],
   ['lib'],
@@ -18,7 +18,7 @@ const LAYERS = [
 const folders = LAYERS.flat().filter((n) => n !== ADAPTERS);
 const rank = new Map(LAYERS.flatMap((names, i) => names.map((n) => [n, LAYERS.length - i])));
 const top = (p) => p.split('/')[0];
-const nodeOf = (p) => (/^(accounts|keys|credits|uploads|info|jobs|webhooks)\/(routes|[a-z-]+[.]routes|dashboard[.-][^/]*)[.]ts$/.test(p) ? ADAPTERS : /[.]workflow[.]ts$/.test(p) ? 'workflows' : top(p));
+const nodeOf = (p) => (/^(accounts|keys|credits|uploads|info|jobs|webhooks|platforms)\/(routes|[a-z-]+[.]routes|dashboard[.-][^/]*)[.]ts$/.test(p) ? ADAPTERS : /[.]workflow[.]ts$/.test(p) ? 'workflows' : top(p));
 const named = (from, to, source) => (source === 'db/orm.ts' && from === 'db') || (from === 'jobs' && to === 'operations');
 
 const cruise = JSON.parse(

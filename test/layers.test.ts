@@ -1,5 +1,6 @@
 // The layer rules are a check that can fail: `make lint-layers` (run by `make lint`) refuses a
-// deliberate upward import and a value cycle written as scratch files, and passes on the tree as it is.
+// deliberate upward import and a cycle written as scratch files, for values and for types alike, and
+// passes on the tree as it is.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -49,7 +50,21 @@ describe('layers (dependency-cruiser in make lint)', function () {
       'lib/zz-layers-scratch-b.ts': "import { a } from './zz-layers-scratch-a';\nexport const b = () => a;\n",
     });
     assert.notEqual(r.status, 0, r.output);
-    assert.match(r.output, /no-value-cycles: lib\/zz-layers-scratch-[ab]\.ts/);
+    assert.match(r.output, /no-cycles: lib\/zz-layers-scratch-[ab]\.ts/);
+  });
+
+  it('fails on type-only imports too: a lib module importing an entry point\'s type, a workflow the queue table\'s, two modules each other\'s', () => {
+    const r = withScratch({
+      'lib/zz-layers-scratch.ts': "import type { ApiDeps } from '../api/context';\nexport type Scratch = ApiDeps;\n",
+      'workflows/zz-layers-scratch.ts': "import type { QueueActivities } from '../workers/queues';\nexport type Scratch = QueueActivities<'control'>;\n",
+      'engines/zz-layers-scratch-a.ts': "import type { B } from './zz-layers-scratch-b';\nexport interface A { b?: B }\n",
+      'engines/zz-layers-scratch-b.ts': "import type { A } from './zz-layers-scratch-a';\nexport interface B { a?: A }\n",
+    });
+    assert.notEqual(r.status, 0, r.output);
+    for (const rule of ['lib-is-the-bottom: lib/zz-layers-scratch.ts', 'nothing-imports-the-workers: workflows/zz-layers-scratch.ts']) {
+      assert.ok(r.output.includes(rule), `${rule} not reported:\n${r.output}`);
+    }
+    assert.match(r.output, /no-cycles: engines\/zz-layers-scratch-[ab]\.ts/);
   });
 
   it('an operation lives in its folder: outside it, only the registry names the newest (waveform), in code', () => {

@@ -16,7 +16,7 @@ import type { EgressProxy } from '../engines/egress/egress-proxy';
 import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
 import { loadConfig, projectRoot } from '../lib/config';
 import { USER_FAILURE_TYPES } from '../lib/job-failure';
-import { type JobOutput } from '../jobs/types';
+import type { JobOutput } from '../lib/job-reports';
 import type { DownloadFormat, Quality } from '../operations/download/spec';
 import type { PreviewParams } from '../operations/preview/spec';
 import { probeOfMp4Index, readMp4File } from '../engines/ffmpeg/mp4-index';
@@ -378,7 +378,7 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
       }
     });
 
-    it("reads an MP4's index wherever it is, as ffprobe reads it, and leaves to ffprobe what is not one", async () => {
+    it("reads an MP4's index wherever it is, as ffprobe reads it, and leaves to ffprobe what is not one or is shown at another size", async () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mp4-index-'));
       const src = fx.url('/media/v720.mp4');
       const make = async (name: string, extra: string[]) => {
@@ -406,6 +406,12 @@ describe('media operations: clip, audio processing, previews, fingerprints (real
       assert.equal(await readMp4File(path.join(dir, 'cut.mp4')), null);
       fs.writeFileSync(path.join(dir, 'text.mp4'), 'not a video at all, just words');
       assert.equal(await readMp4File(path.join(dir, 'text.mp4')), null);
+      // shown at another size than stored (a phone's display rotation, 16:15 pixels): the index alone
+      // would give the stored size, so ffprobe, which reports both, is asked
+      const turned = path.join(dir, 'turned.mp4');
+      await run('ffmpeg', ['-v', 'error', '-y', '-i', path.join(dir, 'front.mp4'), '-c', 'copy', '-metadata:s:v:0', 'rotate=90', turned]);
+      assert.equal(await readMp4File(turned), null, 'a rotated picture');
+      assert.equal(await readMp4File(await make('wide-pixels.mp4', ['-vf', 'scale=320:240,setsar=4/3'])), null, 'non-square pixels');
       fs.rmSync(dir, { recursive: true, force: true });
     });
 

@@ -18,7 +18,7 @@ import { LocalStorage, Storage } from '../engines/storage';
 import { createYtDlpEngine } from '../engines/ytdlp/ytdlp.engine';
 import { loadConfig } from '../lib/config';
 import { USER_FAILURE_TYPES } from '../lib/job-failure';
-import { type JobOutput } from '../jobs/types';
+import type { JobOutput } from '../lib/job-reports';
 import type { PreviewParams } from '../operations/preview/spec';
 import { startOrigin, type Origin } from './bench/rows/media.rows';
 import { activityEnv, expectNonRetryable } from './helpers/activity-env';

@@ -190,15 +190,25 @@ describe('operability: search attributes, metrics, logs and health on a live ser
     if (!process.env.MALLOC_ARENA_MAX) assert.equal(environ(servePid).MALLOC_ARENA_MAX, '1');
   });
 
-  it('/healthz is liveness (never rate-limited), /readyz checks the database, Temporal, the bucket and the disk', async () => {
+  it('/healthz is liveness (never rate-limited), /readyz checks the database, Temporal, the bucket and the disk, and names the JS runtime yt-dlp reports', async () => {
     const health = await fetch(`${s.base}/healthz`);
     assert.equal(health.status, 200);
     assert.equal(health.headers.get('x-ratelimit-limit'), null);
-    const ready = await fetch(`${s.base}/readyz`);
-    assert.equal(ready.status, 200);
-    const body = (await ready.json()) as { yt_dlp: string };
+    type Ready = { yt_dlp: string; js_runtime: Record<string, unknown> | null };
+    // yt-dlp's report is asked for once as the API starts: null until it is in
+    const { status, body } = await waitFor('/readyz with yt-dlp\'s report', async () => {
+      const res = await fetch(`${s.base}/readyz`);
+      const b = (await res.json()) as Ready;
+      return b.js_runtime ? { status: res.status, body: b } : undefined;
+    }, 60_000, 500);
+    assert.equal(status, 200);
     assert.match(body.yt_dlp, /^\d{4}\.\d{1,2}\.\d{1,2}/, 'the yt-dlp version in use');
-    assert.deepEqual(body, { status: 'ok', database: 'ok', temporal: 'ok', storage: 'ok', disk: 'ok', yt_dlp: body.yt_dlp, platforms: [] });
+    assert.deepEqual(body, { status: 'ok', database: 'ok', temporal: 'ok', storage: 'ok', disk: 'ok', yt_dlp: body.yt_dlp, js_runtime: body.js_runtime, platforms: [] });
+    const js = body.js_runtime!;
+    assert.deepEqual([js.runtime, js.supported, js.solves, js.runtimes, js.ejs], ['deno', true, true, 'deno-2.9.8', '0.8.0']);
+    assert.match(String(js.challenge_providers), /(^|, )deno(, |$)/);
+    assert.equal(js.po_token_providers, 'none');
+    assert.ok(!Number.isNaN(Date.parse(String(js.checked_at))));
   });
 
   it('logs are JSON lines: access lines with request ids, a job\'s lifecycle with its job_id, and a 404 source (of a job and of GET /v1/info) without a stack trace or a warning', () => {

@@ -114,6 +114,34 @@ describe('platforms end to end: the source proxy, cookies per site, per-platform
     assert.doesNotMatch(fs.readFileSync(path.join(s.dataDir, 'serve.log'), 'utf8'), /pr0xy/, "the proxy's password is in no log line");
   });
 
+  it("yt-dlp's warnings reach serve's log (once per run, with the job and the site) and /metrics by kind, from the tool worker process; /readyz names the JS runtime from yt-dlp's own report", async () => {
+    const metrics = async () => (await (await fetch(`${s.base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text());
+    const other = async () => Number(/^mediasvc_ytdlp_warnings_total\{kind="other"\} (\d+)$/m.exec(await metrics())?.[1] ?? NaN);
+    const before = await other();
+    assert.ok(Number.isFinite(before), 'every kind is exposed from the start');
+    assert.match(await metrics(), /^mediasvc_ytdlp_warnings_total\{kind="no_js_runtime"\} 0$/m);
+    // a page yt-dlp reads with its generic extractor, which warns that it falls back on it
+    const done = await job('/v1/download', { url: fx.url('/watch/html5') });
+    assert.equal(done.status, 'completed', done.error_message ?? '');
+    const lines = fs.readFileSync(path.join(s.dataDir, 'serve.log'), 'utf8').split('\n').filter((l) => l.includes('yt-dlp warned')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const ours = lines.filter((l) => l.job_id === done.job_id);
+    assert.ok(ours.length >= 1, lines.map((l) => JSON.stringify(l)).join('\n'));
+    assert.ok(ours.every((l) => l.level === 'warn' && l.site === '127.0.0.1' && typeof l.kind === 'string' && typeof l.warning === 'string'), JSON.stringify(ours));
+    assert.ok(ours.some((l) => l.kind === 'other' && l.warning === '[generic] Falling back on generic information extractor'), JSON.stringify(ours));
+    const counted = await waitFor('the warning counted in /metrics', async () => ((await other()) >= before + ours.filter((l) => l.kind === 'other').length ? other() : undefined), 10_000);
+    assert.ok(counted > before);
+
+    type Ready = { status: string; js_runtime: { runtime: string | null; supported: boolean; solves: boolean; challenge_providers: string } | null };
+    // the report is asked for once when the API starts; null until it is in
+    const ready = await waitFor('/readyz with yt-dlp\'s report', async () => {
+      const body = (await (await fetch(`${s.base}/readyz`)).json()) as Ready;
+      return body.js_runtime ? body : undefined;
+    }, 60_000, 500);
+    assert.equal(ready.status, 'ok');
+    assert.deepEqual([ready.js_runtime?.runtime, ready.js_runtime?.supported, ready.js_runtime?.solves], ['deno', true, true], JSON.stringify(ready.js_runtime));
+    assert.match(ready.js_runtime!.challenge_providers, /(^|, )deno(, |$)/);
+  });
+
   it("cookies per site: the members' page fails without them and downloads with them; list shows no value; a redirect to another host carries none", async () => {
     const members = `http://localhost:${port}/members/page`;
     const without = await job('/v1/download', { url: members });

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import type { Recognition } from '../activities/speech/recognition';
 import { runnerPath, type WhisperResult } from '../engines/speech/whisper.engine';
 import { LocalStorage } from '../engines/storage';
-import type { JobOutput } from '../jobs/types';
+import type { JobOutput } from '../lib/job-reports';
 import { loadConfig } from '../lib/config';
 import type { TranscribeParams } from '../operations/transcribe/spec';
 import type { TranslateParams } from '../operations/translate/spec';

@@ -12,7 +12,7 @@ import { createApertiumEngine, modesToPairs } from '../engines/translate/apertiu
 import { planSpeechTranslation } from '../engines/translate/speech-plan';
 import { planRoute, reachablePairs, translateRoute, type LanguagePair } from '../engines/translate/translation-engine';
 import { loadConfig, projectRoot } from '../lib/config';
-import type { JobOutput } from '../jobs/types';
+import type { JobOutput } from '../lib/job-reports';
 import type { TranscribeParams } from '../operations/transcribe/spec';
 import type { TranslateParams } from '../operations/translate/spec';
 import { LocalStorage } from '../engines/storage';

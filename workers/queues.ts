@@ -204,3 +204,11 @@ function preloadModel(whisper: WhisperEngine, registry: ModelRegistry, size: Mod
 
 /** The activities registered on a queue, as workflows see them. */
 export type QueueActivities<Q extends TaskQueue> = ReturnType<(typeof QUEUE_TABLE)[Q]['activities']>;
+type ActivitiesByQueue = { [Q in TaskQueue]: QueueActivities<Q> };
+
+// The workflows' activity proxies are typed by this table without importing it (that import, even as
+// a type, closed a circle through the steps and the registry): it declares its queues' activities in
+// the plan they read (declaration merging), as the registry declares the operations' own.
+declare module '../workflows/activity-plan' {
+  interface QueueActivityTypes extends ActivitiesByQueue {}
+}

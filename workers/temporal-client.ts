@@ -6,7 +6,7 @@ import { temporal } from '@temporalio/proto';
 import { InfoError, jobWorkflowId, type Orchestrator } from '../jobs/orchestrator';
 import { dependencyFault } from '../lib/dependency-faults';
 import { PLATFORM_REFUSED_TYPE, userFailureKind } from '../lib/job-failure';
-import type { ProgressDetails } from '../jobs/types';
+import type { ProgressDetails } from '../lib/job-reports';
 import { accountPriority } from '../lib/plans';
 import { TASK_QUEUES } from '../lib/queues';
 import { ACCOUNT_ID, JOB_ID, JOB_STATUS, JOB_TYPE, SEARCH_ATTRIBUTES } from '../lib/search-attributes';

@@ -1,5 +1,6 @@
 // The workflow half of the operation registry: a job runs its operation's runner.
-import type { JobOutput, MediaJobInput } from '../jobs/types';
+import type { MediaJobInput } from '../jobs/types';
+import type { JobOutput } from '../lib/job-reports';
 import type { OperationRunner } from '../operations/define';
 import { OPERATIONS } from '../operations/registry';
 

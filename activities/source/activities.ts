@@ -3,7 +3,7 @@
 // (direct-file.ts), or a page yt-dlp reads (extractor.ts).
 import path from 'node:path';
 import { toVideoInfo } from '../../engines/ytdlp/video-info';
-import type { SourceSummary } from '../../jobs/types';
+import type { SourceSummary } from '../../lib/job-reports';
 import { JobFailure } from '../../lib/job-failure';
 import { sourceLimits, type PlanName } from '../../lib/plans';
 import { uploadIdOf } from '../../lib/uploads';

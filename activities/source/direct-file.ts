@@ -107,7 +107,7 @@ export async function openDirectFile(deps: DirectDeps, input: ResolveSourceInput
   const signal = Context.current().cancellationSignal;
   const ranges = input.reads === 'whole' ? null : await byteRangesOf(input.url, config.allowPrivateNetwork);
   // an MP4's index says what the steps need; ffprobe reads every other container
-  const probed = ranges && ((await indexProbe(ranges, config.allowPrivateNetwork, {})) ?? (await alive(() => throughEgress(egress, input.url, (proxyUrl) => ffmpeg.probe(input.url, { proxyUrl, signal }).catch(() => null)))));
+  const probed = ranges && ((await indexProbe(ranges, config.allowPrivateNetwork, {})) ?? (await alive(() => throughEgress(egress, input.url, (proxyUrl) => ffmpeg.probe(input.url, { proxyUrl, signal, seekable: true }).catch(() => null)))));
   // a file ffprobe cannot read in place is downloaded and read again, where its real problem shows
   if (!probed?.streams.some((x) => x.codec_type === 'video' || x.codec_type === 'audio')) {
     const fetched = await fetchDirectFile(deps, input, limits, length);

@@ -3,8 +3,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
+import { displaySize } from '../../engines/ffmpeg/display';
 import { ytdlpSelection } from '../../engines/ytdlp/format-selection';
-import type { DownloadRequest, YtDlpInfo } from '../../engines/ytdlp/ytdlp.engine';
+import type { DownloadRequest, RunContext, YtDlpInfo } from '../../engines/ytdlp/ytdlp.engine';
 import { JobFailure } from '../../lib/job-failure';
 import type { SourceLimits } from '../../lib/plans';
 import { throughEgress } from '../step/egress-run';
@@ -17,11 +18,11 @@ import type { PlatformSubtitles } from './types';
 import type { DownloadSourceInput, FetchedSource, ResolvedSource, ResolveSourceInput, SourceDeps } from './types';
 
 /** yt-dlp's info for a URL (the address checked by the caller), with the rendition `selection` picks when given. */
-export async function probeWithYtdlp(deps: Pick<SourceDeps, 'ytdlp' | 'egress'>, url: string, selection?: { format: string; sort?: string }): Promise<YtDlpInfo> {
+export async function probeWithYtdlp(deps: Pick<SourceDeps, 'ytdlp' | 'egress'>, url: string, selection?: { format: string; sort?: string }, context: RunContext = stepContext()): Promise<YtDlpInfo> {
   const stop = keepAlive();
   try {
     const signal = Context.current().cancellationSignal;
-    return await throughEgress(deps.egress, url, (proxyUrl) => deps.ytdlp.probe(url, { proxyUrl, signal, ...selection }));
+    return await throughEgress(deps.egress, url, (proxyUrl) => deps.ytdlp.probe(url, { proxyUrl, signal, ...selection, context }));
   } catch (err) {
     throw toFailure(err);
   } finally {
@@ -29,9 +30,16 @@ export async function probeWithYtdlp(deps: Pick<SourceDeps, 'ytdlp' | 'egress'>,
   }
 }
 
+/** The job a step runs for, from its workflow's id (`job-{job_id}`); an info read has none. */
+function stepContext(): RunContext {
+  const id = Context.current().info.workflowExecution?.workflowId ?? '';
+  return id.startsWith('job-') ? { jobId: id.slice('job-'.length) } : {};
+}
+
 /**
  * A URL yt-dlp took for a media file itself (a direct link, or the one file a generic page points
- * to) carries little metadata: duration, size and streams are measured with ffprobe. A "file" in
+ * to) carries little metadata: duration, size and streams are measured with ffprobe (the picture's
+ * size as a player shows it). A "file" in
  * which ffprobe finds no audio or video (a text file, say) is not media: unsupported, like any other URL.
  */
 export async function measureDirect(deps: Pick<SourceDeps, 'ffmpeg' | 'egress'>, url: string, info: YtDlpInfo): Promise<YtDlpInfo> {
@@ -48,11 +56,12 @@ export async function measureDirect(deps: Pick<SourceDeps, 'ffmpeg' | 'egress'>,
     throw JobFailure.user('unsupported', `No platform handler supports ${url}: it is not a video page, a playlist of one video, or a media file`);
   }
   const fps = v?.avg_frame_rate?.split('/').map(Number);
+  const shown = displaySize(v);
   return {
     ...info,
     duration: info.duration ?? p.format.duration ?? null,
-    width: info.width ?? v?.width ?? null,
-    height: info.height ?? v?.height ?? null,
+    width: info.width ?? shown?.width ?? null,
+    height: info.height ?? shown?.height ?? null,
     fps: info.fps ?? (fps && fps[1] ? Math.round((fps[0]! / fps[1]) * 1000) / 1000 : null),
     vcodec: info.vcodec ?? (v ? v.codec_name : 'none') ?? null,
     acodec: info.acodec ?? (a ? a.codec_name : 'none') ?? null,
@@ -84,6 +93,7 @@ export async function downloadWithYtdlp(
       ...extra,
       signal: watch.signal,
       onProgress: (p) => p.fraction !== null && report(p.fraction),
+      context: { jobId: input.jobId },
     }));
   } catch (err) {
     const over = watch.exceeded();
@@ -96,7 +106,7 @@ export async function downloadWithYtdlp(
 
 /** One yt-dlp probe at most before any bytes move: the limits checked, then read in place or downloaded from that probe's info JSON. */
 export async function openWithYtdlp(deps: SourceDeps, input: ResolveSourceInput, limits: SourceLimits): Promise<ResolvedSource> {
-  const info = await probeWithYtdlp(deps, input.url, ytdlpSelection(input.quality, input.format));
+  const info = await probeWithYtdlp(deps, input.url, ytdlpSelection(input.quality, input.format), { jobId: input.jobId });
   const summary = withinLimits(deps.config, info, limits);
   assertClipWithin(input.clipStart, input.clipEnd, summary.duration);
   // with the site's cookies, only yt-dlp (which holds them) fetches its media: no reading in place

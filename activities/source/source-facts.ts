@@ -5,7 +5,7 @@ import type { DirectMedia } from '../../engines/direct-media';
 import type { YtDlpFormat, YtDlpInfo } from '../../engines/ytdlp/ytdlp.engine';
 import { YtDlpError } from '../../engines/ytdlp/ytdlp.engine';
 import { JobFailure } from '../../lib/job-failure';
-import type { SourceSummary } from '../../jobs/types';
+import type { SourceSummary } from '../../lib/job-reports';
 import { formatSeconds, tooLargeMessage, tooLongMessage, type SourceLimits } from '../../lib/plans';
 import { classifiedFailure } from '../step/failures';
 

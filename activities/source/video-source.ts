@@ -124,7 +124,7 @@ function remoteSource(ffmpeg: FfmpegEngine, egress: EgressProxy, media: RemoteMe
     remote: true,
     input: (before = []) => [...before, ...headers, '-i', media.url],
     run: (args, hint, range, consume) => seekRead(() => throughEgress(egress, media.url, (proxyUrl) => runTool(ffmpeg, args, hint, range, proxyUrl, consume))),
-    probe: async () => media.probe ?? (await seekRead(() => alive(() => throughEgress(egress, media.url, (proxyUrl) => ffmpeg.probe(media.url, { proxyUrl, headers: media.headers, signal }))))),
+    probe: async () => media.probe ?? (await seekRead(() => alive(() => throughEgress(egress, media.url, (proxyUrl) => ffmpeg.probe(media.url, { proxyUrl, headers: media.headers, signal, seekable: true }))))),
     unreadable: (message) => new SeekReadError(message),
   };
 }

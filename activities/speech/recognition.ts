@@ -7,11 +7,11 @@ import { Context } from '@temporalio/activity';
 import type { FfmpegEngine } from '../../engines/ffmpeg/ffmpeg.engine';
 import { localLibavOptions } from '../../engines/ffmpeg/input-policy';
 import { speechAudioRecipe, speechChannelRecipe } from '../../engines/ffmpeg/recipes/audio';
-import { ModelSelectionError, type ModelChoice, type ModelRegistry } from '../../engines/speech/model-registry';
+import { ModelSelectionError, type ModelChoice } from '../../engines/speech/model-registry';
 import { toSrt, toVtt, type Cue } from '../../engines/speech/subtitles';
-import { DECODING_FILE, WhisperError, type WhisperEngine, type WhisperResult, type SpeechSamples, type WhisperRunRequest, type WhisperSegment } from '../../engines/speech/whisper.engine';
+import { DECODING_FILE, WhisperError, type WhisperResult, type SpeechSamples, type WhisperRunRequest, type WhisperSegment } from '../../engines/speech/whisper.engine';
+import type { SpeechEngines } from '../../engines/speech/services';
 import { planSpeechTranslation, targetsFromAnySpeech } from '../../engines/translate/speech-plan';
-import type { TranslationEngine } from '../../engines/translate/translation-engine';
 import type { Storage } from '../../engines/storage';
 import type { Config } from '../../lib/config';
 import { JobFailure } from '../../lib/job-failure';
@@ -23,13 +23,6 @@ import { labelSpeakers, mergeChannels, speakersOfLabelled, wordJoiner, type Spea
 /** multichannel recognises each channel on its own: more than this many is not a call recording. */
 const MAX_CHANNELS = 8;
 import { probeDownloaded } from '../step/media-probe';
-
-/** The speech engines a media-speech worker holds: faster-whisper, its models, the text translator. */
-export interface SpeechEngines {
-  whisper: WhisperEngine;
-  registry: ModelRegistry;
-  translator: TranslationEngine;
-}
 
 export interface SpeechDeps extends SpeechEngines {
   ffmpeg: FfmpegEngine;

@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import type { ProgressDetails } from '../../jobs/types';
+import type { ProgressDetails } from '../../lib/job-reports';
 
 // The last progress an activity reported. Every heartbeat carries it: a heartbeat without details
 // would replace the details Temporal shows, and the job's live progress would fall back to 0.

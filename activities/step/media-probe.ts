@@ -50,9 +50,10 @@ export function videoStreamOf(probe: ProbeResult): ProbeStream | undefined {
   return probe.streams.find((s) => s.codec_type === 'video' && !isCoverArt(s));
 }
 
-/** Codecs of the first video (not cover art) and audio streams. */
-export function codecsOf(probe: ProbeResult): { vcodec: string | null; acodec: string | null } {
-  return { vcodec: videoStreamOf(probe)?.codec_name ?? null, acodec: probe.streams.find((s) => s.codec_type === 'audio')?.codec_name ?? null };
+/** Codecs of the first video (not cover art) and audio streams, and the audio's sample rate. */
+export function codecsOf(probe: ProbeResult): { vcodec: string | null; acodec: string | null; audioRate: number | null } {
+  const audio = probe.streams.find((s) => s.codec_type === 'audio');
+  return { vcodec: videoStreamOf(probe)?.codec_name ?? null, acodec: audio?.codec_name ?? null, audioRate: Number(audio?.sample_rate) || null };
 }
 
 /** The container's duration, or the longest stream's. */

@@ -30,6 +30,8 @@ export interface CommentsRequest {
   signal?: AbortSignal;
   /** 0..1 of the extraction, when the provider can tell. */
   onProgress?: (fraction: number) => void;
+  /** The job it is for, for the provider's log lines. */
+  context?: { jobId?: string };
 }
 
 export interface CommentsResult {

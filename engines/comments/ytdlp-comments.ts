@@ -1,4 +1,5 @@
 import { runProcess } from '../child-process';
+import { noteYtdlpWarnings, warningCollector } from '../ytdlp/warnings';
 import { classify, parseSingleVideoJson, YtDlpError, ytdlpBinary, ytdlpInvocation, type YtDlpEngineOptions } from '../ytdlp/ytdlp.engine';
 import {
   type Comment,
@@ -34,7 +35,7 @@ interface YtDlpCommentsInfo {
   comments?: YtDlpComment[] | null;
 }
 
-export type YtDlpCommentsOptions = Pick<YtDlpEngineOptions, 'binary' | 'ffmpegPath' | 'ffprobePath' | 'pluginDirs' | 'extraArgs'>;
+export type YtDlpCommentsOptions = Pick<YtDlpEngineOptions, 'binary' | 'ffmpegPath' | 'ffprobePath' | 'pluginDirs' | 'extraArgs' | 'denoPath' | 'extractorArgs'>;
 
 /**
  * yt-dlp's extractor arguments for a comments run. yt-dlp's YouTube extractor is the one that honours
@@ -62,8 +63,10 @@ export function createYtDlpCommentsProvider(opts: YtDlpCommentsOptions): Comment
         '--',
         req.url,
       ];
-      const res = await runProcess(ytdlpBinary(opts), { ...invocation(req.proxyUrl, own), signal: req.signal });
+      const warnings = warningCollector();
+      const res = await runProcess(ytdlpBinary(opts), { ...invocation(req.proxyUrl, own, req.url), signal: req.signal, onLine: warnings.onLine });
       if (req.signal?.aborted) throw new CommentsError('failed', 'comment extraction cancelled');
+      noteYtdlpWarnings(warnings.text(), req.url, req.context);
       if (res.code !== 0) throw fromYtDlp(classify(res.stderr, req.url));
       let info: YtDlpCommentsInfo;
       try {

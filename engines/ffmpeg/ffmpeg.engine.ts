@@ -18,6 +18,14 @@ export interface ProbeStream {
   sample_rate?: string | number;
   channels?: number;
   channel_layout?: string;
+  /** "16:15" and the like: the stored pixels' shape ("1:1" square; absent or "0:1" unknown). */
+  sample_aspect_ratio?: string;
+  pix_fmt?: string;
+  /** The display matrix among them: `rotation` in degrees, as ffprobe reports it. */
+  side_data_list?: { side_data_type?: string; rotation?: number }[];
+  tags?: Record<string, string>;
+  start_time?: string;
+  disposition?: Record<string, number>;
 }
 
 export interface ProbeResult {
@@ -63,9 +71,26 @@ export interface FfmpegRunRequest {
   consumeStdout?: (stdout: Readable) => Promise<void>;
 }
 
+export interface ProbeOptions {
+  proxyUrl?: string;
+  signal?: AbortSignal;
+  headers?: Record<string, string>;
+  countPackets?: boolean;
+  /**
+   * Whether ffprobe can seek in the input (a local file always; a URL whose origin serves byte
+   * ranges, when the caller has checked). Unset for a URL: it is read as a stream.
+   */
+  seekable?: boolean;
+}
+
 export interface FfmpegEngine {
-  /** ffprobe of a local file, or of a URL through the egress proxy (with the request headers a platform needs). */
-  probe(input: string, opts?: { proxyUrl?: string; signal?: AbortSignal; headers?: Record<string, string>; countPackets?: boolean }): Promise<ProbeResult>;
+  /**
+   * ffprobe of a local file, or of a URL through the egress proxy (with the request headers a
+   * platform needs). Its duration is the media's real length: where the container does not state
+   * it, or ffprobe could only guess it (see durationIsStated), it is measured from the packets'
+   * last timestamps.
+   */
+  probe(input: string, opts?: ProbeOptions): Promise<ProbeResult>;
   transcode(req: TranscodeRequest): Promise<void>;
   /**
    * Runs ffmpeg; resolves with the tail of its log and the last `-progress` block (frame, out_time_us, …).
@@ -102,10 +127,38 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
     return { log: res.stderr, progress };
   }
 
+  /**
+   * The media's length from every packet's timestamps (demuxed, nothing decoded): the latest end
+   * less the earliest start, over all streams, as ffmpeg counts a container's duration. Null
+   * when no packet has a timestamp.
+   */
+  async function packetSpan(input: string, popts: ProbeOptions): Promise<number | null> {
+    const args = ['-v', 'error', '-show_entries', 'packet=stream_index,pts_time,dts_time,duration_time', '-of', 'csv=p=0', ...guardInputs([...httpHeaderOptions(popts.headers), '-i', input], popts.proxyUrl, opts.maxSourcePixels)];
+    let start = Infinity;
+    let end = -Infinity;
+    const res = await runProcess(opts.ffprobePath, {
+      args,
+      signal: popts.signal,
+      keepStdout: false,
+      onLine: (line, stream) => {
+        if (stream !== 'stdout') return;
+        const [, pts, dts, dur] = line.split(',');
+        const at = Number(pts === 'N/A' ? dts : pts);
+        if (pts === undefined || !Number.isFinite(at) || (pts === 'N/A' && dts === 'N/A')) return;
+        start = Math.min(start, at);
+        end = Math.max(end, at + (Number(dur) || 0));
+      },
+    });
+    if (popts.signal?.aborted) throw new Error('ffprobe cancelled');
+    if (res.code !== 0 && !Number.isFinite(start)) return null;
+    return Number.isFinite(start) && end > start ? end - start : null;
+  }
+
   return {
     async probe(input, popts = {}) {
       const count = popts.countPackets ? ['-count_packets'] : [];
-      const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', '-show_chapters', ...count, ...guardInputs([...httpHeaderOptions(popts.headers), '-i', input], popts.proxyUrl, opts.maxSourcePixels)];
+      // warnings too: ffmpeg says so when it could only estimate the duration from the bit rate
+      const args = ['-v', 'warning', '-print_format', 'json', '-show_format', '-show_streams', '-show_chapters', ...count, ...guardInputs([...httpHeaderOptions(popts.headers), '-i', input], popts.proxyUrl, opts.maxSourcePixels)];
       const res = await runProcess(opts.ffprobePath, { args, signal: popts.signal });
       type Probed = { format?: Record<string, unknown>; streams?: ProbeStream[]; chapters?: unknown[] };
       let data: Probed | null = null;
@@ -116,10 +169,14 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
       }
       // a picture over the budget is not decoded, and ffprobe still exits 0: it is refused here
       if (OVERSIZED.test(res.stderr)) throw new FfmpegError('ffprobe refused a picture over the pixel budget', res.stderr);
-      if (!data?.format) throw new FfmpegError(`ffprobe could not read the media: ${res.stderr.trim().split('\n')[0] || `exit code ${String(res.code)}`}`, res.stderr);
+      if (!data?.format) throw new FfmpegError(`ffprobe could not read the media: ${res.stderr.trim().split('\n').find((l) => !BITRATE_GUESS.test(l)) || `exit code ${String(res.code)}`}`, res.stderr);
       const f = data.format;
-      const chapters = chaptersOf(data.chapters, num(f.duration));
-      return { format: { format_name: f.format_name as string | undefined, duration: num(f.duration), size: num(f.size), bit_rate: num(f.bit_rate) }, streams: data.streams ?? [], ...(chapters.length ? { chapters } : {}) };
+      const streams = data.streams ?? [];
+      const seekable = popts.seekable ?? !/^https?:\/\//i.test(input);
+      let duration = num(f.duration);
+      if (!durationIsStated({ format_name: f.format_name as string | undefined, duration, streams, log: res.stderr, seekable })) duration = (await packetSpan(input, popts)) ?? duration;
+      const chapters = chaptersOf(data.chapters, duration);
+      return { format: { format_name: f.format_name as string | undefined, duration, size: num(f.size), bit_rate: num(f.bit_rate) }, streams, ...(chapters.length ? { chapters } : {}) };
     },
 
     transcode(req) {
@@ -129,6 +186,23 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
 
     run,
   };
+}
+
+const BITRATE_GUESS = /Estimating duration from bitrate/i;
+
+/**
+ * Whether ffprobe's duration is the media's real length. Not when it has none (MPEG-TS, Ogg or
+ * Matroska that do not state it, read as a stream), when ffmpeg says it guessed from the bit rate,
+ * or for a fragmented MP4 read as a stream: its index holds no samples (no frame counts), and the
+ * duration is the first fragment's. Read with seeks, ffmpeg takes the last timestamps of MPEG-TS
+ * and Ogg, and every fragment's header, itself.
+ */
+export function durationIsStated(p: { format_name?: string; duration?: number; streams: ProbeStream[]; log: string; seekable: boolean }): boolean {
+  if (!(p.duration !== undefined && p.duration > 0)) return false;
+  if (BITRATE_GUESS.test(p.log)) return false;
+  const media = p.streams.filter((s) => s.codec_type === 'video' || s.codec_type === 'audio');
+  const fragmented = /\bmov\b|mp4/.test(p.format_name ?? '') && media.some((s) => !(Number(s.nb_frames) > 0));
+  return p.seekable || !fragmented;
 }
 
 function num(v: unknown): number | undefined {

@@ -5,7 +5,8 @@ import type { ProbeResult, ProbeStream } from './ffmpeg.engine';
  * An MP4's index (its `moov` box), read without ffprobe: a file's or a URL's size, duration and
  * tracks come from a few kilobytes of boxes. Anything this reader does not know for sure (a
  * fragmented file, an unknown video codec, an index cut short or too big) reads as null, and the
- * caller asks ffprobe, which knows every container.
+ * caller asks ffprobe, which knows every container. So does a picture shown at another size than
+ * it is stored (a display rotation, non-square pixels), whose displayed size ffprobe reports.
  */
 
 /** One track as the index describes it. */
@@ -115,6 +116,26 @@ function trackDuration(buf: Buffer, trak: Box, media: { timescale: number; lengt
   return segment / movieTimescale;
 }
 
+/** Whether a track header's matrix leaves the picture as it is stored (no rotation, no flip); false without one. */
+function upright(buf: Buffer, trak: Box): boolean {
+  const tkhd = child(buf, trak, 'tkhd');
+  if (!tkhd) return false;
+  const h = full(buf, tkhd);
+  const matrix = h.at + (h.version === 1 ? 32 : 20) + 16;
+  if (matrix + 36 > tkhd.end) return false;
+  const [a, b, , c, d] = [0, 1, 2, 3, 4].map((i) => buf.readInt32BE(matrix + 4 * i));
+  return a! > 0 && b === 0 && c === 0 && d! > 0;
+}
+
+/** Whether a visual sample entry's pixel aspect box (`pasp`), if it has one, says square pixels. */
+function squarePixels(buf: Buffer, entry: Box): boolean {
+  // a VisualSampleEntry's own fields take 78 bytes; its boxes (avcC, pasp, colr…) follow
+  const pasp = children(buf, { start: entry.start + 78, end: entry.end }).find((b) => b.type === 'pasp');
+  if (!pasp) return true;
+  if (pasp.end - pasp.start < 8) return false;
+  return buf.readUInt32BE(pasp.start) === buf.readUInt32BE(pasp.start + 4);
+}
+
 /** The tracks and duration a `moov` payload describes; null when any part is missing or malformed. */
 function parseMoov(buf: Buffer): Mp4Index | null {
   try {
@@ -143,6 +164,8 @@ function parseMoov(buf: Buffer): Mp4Index | null {
       // a VisualSampleEntry's width and height sit at 24 and 26
       const [width, height] = kind === 'video' && entry.end - entry.start >= 28 ? [buf.readUInt16BE(entry.start + 24), buf.readUInt16BE(entry.start + 26)] : [0, 0];
       if (kind === 'video' && (!width || !height || !samples || !media.timescale)) return null;
+      // a turned or anamorphic picture is shown at another size than it is stored: ffprobe reports both
+      if (kind === 'video' && (!upright(buf, trak) || !squarePixels(buf, entry))) return null;
       const rate = kind === 'video' ? rateOf(media.timescale, samples, child(buf, stbl, 'stts'), buf) : null;
       tracks.push({ kind, fourcc: entry.type, width, height, samples, duration: trackDuration(buf, trak, media, movie.timescale), rate });
     }

@@ -3,10 +3,16 @@ import type { Config } from '../../lib/config';
 import { createApertiumEngine } from '../translate/apertium.engine';
 import type { TranslationEngine } from '../translate/translation-engine';
 import { ModelRegistry } from './model-registry';
+import type { WhisperEngine } from './whisper.engine';
 
 export interface SpeechServices {
   registry: ModelRegistry;
   translator: TranslationEngine;
+}
+
+/** The speech engines a media-speech worker holds: faster-whisper, its models, the text translator. */
+export interface SpeechEngines extends SpeechServices {
+  whisper: WhisperEngine;
 }
 
 type SpeechConfig = Pick<Config, 'whisperPython' | 'whisperModelDirs' | 'whisperAutoDownload' | 'apertiumPath' | 'apertiumModesDir'>;

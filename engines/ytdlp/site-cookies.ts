@@ -1,8 +1,9 @@
 // Cookies per site (`mediasvc cookies set --site youtube.com FILE`): a Netscape cookie file, as
 // yt-dlp and browser exporters write it, kept only for the cookies of that site and sealed with the
 // secrets key (one file per site in COOKIES_DIR). yt-dlp gets a site's cookies for that site's
-// sources alone, in a file of the run's own; its cookie jar then sends each cookie only to its domain,
-// so a redirect to another host, or a media URL on another origin, carries none.
+// sources alone, in a file of the run's own; its cookie jar then sends a host-only cookie to its host
+// alone and a domain cookie to its domain and subdomains, so a redirect to another host, or a media
+// URL on another origin, carries none it should not.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -43,12 +44,14 @@ export function parseNetscapeCookies(text: string): NetscapeCookie[] {
 }
 
 /**
- * A cookie line as Python's cookie jar (yt-dlp's) loads it: the subdomain flag set exactly when the
- * domain has its leading dot (it refuses the file otherwise), and a host without a dot (an intranet
- * name) as `name.local`, the name its jar matches such a host by.
+ * A cookie line as Python's cookie jar (yt-dlp's) loads it: the leading dot exactly when the
+ * subdomain flag is TRUE (it refuses the file otherwise), the flag deciding, as in curl's format (an
+ * exporter's `.host FALSE` stays host-only: its host alone gets it, sitecustomize.py makes the jar
+ * keep to that), and a host without a dot (an intranet name) as `name.local`, the name its jar
+ * matches such a host by.
  */
 function jarLine(c: NetscapeCookie): string {
-  const sub = c.includeSubdomains || c.domain.startsWith('.');
+  const sub = c.includeSubdomains;
   const bare = c.domain.replace(/^\./, '');
   const domain = `${sub ? '.' : ''}${bare.includes('.') ? bare : `${bare}.local`}`;
   return [domain, sub ? 'TRUE' : 'FALSE', c.path, c.secure ? 'TRUE' : 'FALSE', String(c.expires), c.name, c.value].join('\t');

@@ -3,7 +3,9 @@
 // (a direct file, a page naming its video in og:video, an HLS stream, all on loopback), then made
 // current by replacing state.json in one rename. Every yt-dlp run resolves the current version when
 // it starts, so the next step uses the new one and running steps finish on theirs (old folders are
-// kept: the previous one for rollback).
+// kept: the previous one for rollback). yt-dlp-ejs, the challenge solver scripts yt-dlp runs in its
+// JS runtime, goes into the same folder at the version that yt-dlp release pins: yt-dlp ignores
+// an EJS of another minor version (or other scripts), and the self-check fails then.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -23,7 +25,7 @@ const KEPT = 3;
 
 export class YtdlpUpdateError extends Error {}
 
-type ToolsConfig = Pick<Config, 'ytdlpPath' | 'ytdlpToolsDir' | 'ffmpegPath' | 'ffprobePath' | 'maxSourcePixels'>;
+type ToolsConfig = Pick<Config, 'ytdlpPath' | 'ytdlpToolsDir' | 'ffmpegPath' | 'ffprobePath' | 'maxSourcePixels' | 'denoPath'>;
 
 /** The Python that runs managed versions: YTDLP_PATH's own (its virtualenv has yt-dlp's optional packages). */
 function pythonOf(c: Pick<Config, 'ytdlpPath'>): string {
@@ -31,7 +33,31 @@ function pythonOf(c: Pick<Config, 'ytdlpPath'>): string {
   return fs.existsSync(py) ? py : 'python3';
 }
 
-/** Installs yt-dlp `version` (or PyPI's newest) into its own folder; returns the version installed. */
+/** pip installs `spec` alone (no dependencies) into `lib`; a failure is a YtdlpUpdateError naming `what`. */
+async function pipInstall(c: Pick<Config, 'ytdlpPath'>, lib: string, spec: string, what: string): Promise<void> {
+  try {
+    await execFileP(pythonOf(c), ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--target', lib, spec], { timeout: 300_000, maxBuffer: 16 * 1024 * 1024 });
+  } catch (err) {
+    const e = err as { stderr?: string; message: string };
+    throw new YtdlpUpdateError(`pip could not install ${what}: ${(e.stderr || e.message).trim().split('\n').pop()}`);
+  }
+}
+
+/**
+ * The yt-dlp-ejs version an installed yt-dlp pins: its wheel's `Requires-Dist: yt-dlp-ejs==X; extra ==
+ * 'default'`, else the version its EJS provider checks (jsc/_builtin/vendor/_info.py); null for a
+ * release from before EJS.
+ */
+export function ejsPinOf(lib: string): string | null {
+  const dist = fs.readdirSync(lib).find((d) => /^yt_dlp-.*\.dist-info$/.test(d));
+  const metadata = dist ? fs.readFileSync(path.join(lib, dist, 'METADATA'), 'utf8') : '';
+  const pinned = /^Requires-Dist: yt-dlp-ejs==([^\s;]+)\s*;\s*extra == .default./m.exec(metadata)?.[1];
+  if (pinned) return pinned;
+  const info = path.join(lib, 'yt_dlp', 'extractor', 'youtube', 'jsc', '_builtin', 'vendor', '_info.py');
+  return fs.existsSync(info) ? (/^VERSION = '([^']+)'/m.exec(fs.readFileSync(info, 'utf8'))?.[1] ?? null) : null;
+}
+
+/** Installs yt-dlp `version` (or PyPI's newest) into its own folder, with the yt-dlp-ejs it pins; returns the version installed. */
 async function install(c: ToolsConfig, wanted: string | undefined, say: (line: string) => void): Promise<string> {
   if (wanted !== undefined && !VERSION.test(wanted)) throw new YtdlpUpdateError(`--version takes a yt-dlp release such as 2026.10.26, not "${wanted}"`);
   fs.mkdirSync(c.ytdlpToolsDir, { recursive: true });
@@ -39,15 +65,15 @@ async function install(c: ToolsConfig, wanted: string | undefined, say: (line: s
   try {
     const lib = path.join(staging, 'lib');
     say(`installing yt-dlp ${wanted ?? '(newest)'} from PyPI`);
-    try {
-      // yt-dlp needs no package of its own; its optional ones come from YTDLP_PATH's virtualenv
-      await execFileP(pythonOf(c), ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--target', lib, `yt-dlp${wanted ? `==${wanted}` : ''}`], { timeout: 300_000, maxBuffer: 16 * 1024 * 1024 });
-    } catch (err) {
-      const e = err as { stderr?: string; message: string };
-      throw new YtdlpUpdateError(`pip could not install yt-dlp ${wanted ?? ''}: ${(e.stderr || e.message).trim().split('\n').pop()}`);
-    }
+    // yt-dlp needs no package of its own; its optional ones come from YTDLP_PATH's virtualenv, but for EJS
+    await pipInstall(c, lib, `yt-dlp${wanted ? `==${wanted}` : ''}`, `yt-dlp ${wanted ?? ''}`.trim());
     const version = /__version__\s*=\s*'([^']+)'/.exec(fs.readFileSync(path.join(lib, 'yt_dlp', 'version.py'), 'utf8'))?.[1];
     if (!version || !VERSION.test(version)) throw new YtdlpUpdateError('the installed package names no yt-dlp version');
+    const ejs = ejsPinOf(lib);
+    if (ejs) {
+      say(`installing yt-dlp-ejs ${ejs} (the version yt-dlp ${version} pins) from PyPI`);
+      await pipInstall(c, lib, `yt-dlp-ejs==${ejs}`, `yt-dlp-ejs ${ejs}`);
+    }
     const wrapper = path.join(staging, 'yt-dlp');
     fs.writeFileSync(wrapper, `#!/bin/sh\n# yt-dlp ${version}, installed by mediasvc tools yt-dlp update\nPYTHONPATH="${lib.replace(staging, path.join(c.ytdlpToolsDir, version))}\${PYTHONPATH:+:\$PYTHONPATH}" exec "${pythonOf(c)}" -m yt_dlp "$@"\n`, { mode: 0o755 });
     const target = path.join(c.ytdlpToolsDir, version);
@@ -69,13 +95,77 @@ async function buildFixtures(c: ToolsConfig, dir: string): Promise<void> {
   fs.writeFileSync(path.join(dir, 'page.html'), '<!DOCTYPE html><html><head><title>mediasvc self-check</title><meta property="og:video" content="/clip.mp4"><meta property="og:video:type" content="video/mp4"></head><body></body></html>');
 }
 
+/**
+ * What yt-dlp's EJS provider checks before it uses the yt-dlp-ejs package (jsc/_builtin/ejs.py): the
+ * same major.minor as the scripts it expects (vendor.VERSION), and the expected hashes of the
+ * minified scripts; otherwise it ignores the package. Run in the Python and path `binary` runs in.
+ */
+const EJS_CHECK = `
+import hashlib, json
+out = {'expects': None, 'has': None, 'usable': None}
+try:
+    from yt_dlp.extractor.youtube.jsc._builtin import vendor
+    out['expects'] = vendor.VERSION
+except Exception:
+    vendor = None
+try:
+    import yt_dlp_ejs
+    import yt_dlp_ejs.yt.solver as solver
+    out['has'] = yt_dlp_ejs.version
+except Exception:
+    yt_dlp_ejs = None
+if vendor is not None and yt_dlp_ejs is not None:
+    try:
+        from yt_dlp.utils import version_tuple
+        digest = lambda code: hashlib.sha3_512(code.encode()).hexdigest()
+        same = version_tuple(out['has'], lenient=True)[:2] == version_tuple(out['expects'], lenient=True)[:2]
+        hashes = [(solver.core, 'yt.solver.core.min.js'), (solver.lib, 'yt.solver.lib.min.js')]
+        out['usable'] = same and all(vendor.HASHES.get(name) in (None, digest(read())) for read, name in hashes)
+    except Exception:
+        out['usable'] = False
+print(json.dumps(out))
+`;
+
+export interface EjsStatus {
+  /** The scripts' version yt-dlp expects (null: a yt-dlp without EJS). */
+  expects: string | null;
+  /** The yt-dlp-ejs it would load (null: none). */
+  has: string | null;
+  /** Whether yt-dlp would use it; null when there is nothing to compare. */
+  usable: boolean | null;
+}
+
+/** yt-dlp-ejs as `binary` (a managed version's wrapper, or YTDLP_PATH's) would find and judge it. */
+export async function ejsStatus(c: Pick<Config, 'ytdlpPath' | 'ytdlpToolsDir'>, binary: string): Promise<EjsStatus> {
+  // a managed version's own folder comes first on its path, as its wrapper puts it
+  const lib = path.join(path.dirname(binary), 'lib');
+  const managed = path.dirname(path.dirname(binary)) === c.ytdlpToolsDir && fs.existsSync(lib);
+  const env = { ...process.env, PYTHONPATH: [managed ? lib : null, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) };
+  try {
+    const { stdout } = await execFileP(pythonOf(c), ['-c', EJS_CHECK], { env, timeout: 60_000 });
+    return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as EjsStatus;
+  } catch {
+    return { expects: null, has: null, usable: null };
+  }
+}
+
+/** Throws when yt-dlp would ignore the EJS it has (or has none), so its JS challenges could not be solved. */
+async function checkEjs(c: ToolsConfig, binary: string): Promise<void> {
+  const ejs = await ejsStatus(c, binary);
+  if (ejs.expects === null) return;
+  if (ejs.has === null) throw new YtdlpUpdateError(`the self-check failed on its challenge solver: yt-dlp expects yt-dlp-ejs ${ejs.expects} and finds none`);
+  if (!ejs.usable) throw new YtdlpUpdateError(`the self-check failed on its challenge solver: yt-dlp expects yt-dlp-ejs ${ejs.expects} and would ignore the ${ejs.has} it has`);
+}
+
 const TYPES: Record<string, string> = { '.mp4': 'video/mp4', '.m3u8': 'application/vnd.apple.mpegurl', '.ts': 'video/mp2t', '.html': 'text/html; charset=utf-8' };
 
 /**
  * Runs `binary` as the workers run yt-dlp (same options, plugins aside) on the built-in fixtures:
- * reads the direct file and the og:video page, and downloads the HLS stream. Throws what failed.
+ * reads the direct file and the og:video page, and downloads the HLS stream; first, checks that it
+ * would use the yt-dlp-ejs it finds. Throws what failed.
  */
 export async function selfCheck(c: ToolsConfig, binary: string): Promise<void> {
+  await checkEjs(c, binary);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-ytdlp-check-'));
   const server = http.createServer((req, res) => {
     const file = path.join(dir, path.normalize(decodeURIComponent((req.url ?? '/').split('?')[0]!)).replace(/^(\.\.[/\\])+/, ''));
@@ -87,7 +177,7 @@ export async function selfCheck(c: ToolsConfig, binary: string): Promise<void> {
     await buildFixtures(c, dir);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const opts: Pick<YtDlpEngineOptions, 'binary' | 'ffmpegPath' | 'ffprobePath' | 'maxSourcePixels'> = { binary, ffmpegPath: c.ffmpegPath, ffprobePath: c.ffprobePath, maxSourcePixels: c.maxSourcePixels };
+    const opts: Pick<YtDlpEngineOptions, 'binary' | 'ffmpegPath' | 'ffprobePath' | 'maxSourcePixels' | 'denoPath'> = { binary, ffmpegPath: c.ffmpegPath, ffprobePath: c.ffprobePath, maxSourcePixels: c.maxSourcePixels, denoPath: c.denoPath };
     const invocation = ytdlpInvocation(opts);
     const run = async (what: string, own: string[]) => {
       // no egress proxy here: the fixtures are this process's own, on loopback

@@ -1,12 +1,15 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { runProcess } from '../child-process';
+import { urlHost } from '../../lib/address-policy';
 import { projectRoot, type Config } from '../../lib/config';
 import { log } from '../../lib/logger';
+import { siteOf } from '../../lib/source-sites';
 import { withoutInternals } from '../../lib/user-text';
 import { SANDBOX_BIN_DIR, sandboxEnv } from '../ffmpeg/input-policy';
 import { currentYtdlp } from './current-version';
 import { processCookieStore, type CookieStore } from './site-cookies';
+import { noteYtdlpWarnings, warningCollector } from './warnings';
 
 const SITE_DIR = path.join(projectRoot, 'engines', 'ytdlp', 'site');
 
@@ -124,6 +127,13 @@ export interface DownloadRequest {
   proxyUrl: string;
   signal?: AbortSignal;
   onProgress?: (p: DownloadProgress) => void;
+  /** What the caller knows of the run, for its log lines (yt-dlp's warnings). */
+  context?: RunContext;
+}
+
+/** The job a run is for, when there is one (an info read has none). */
+export interface RunContext {
+  jobId?: string;
 }
 
 export interface YtDlpEngine {
@@ -131,7 +141,7 @@ export interface YtDlpEngine {
    * Extracts metadata for one video (never a playlist), every request through the egress proxy. With
    * `format` (and `sort`), the result also names the selected format(s), as a download would pick them.
    */
-  probe(url: string, opts: { proxyUrl: string; signal?: AbortSignal; format?: string; sort?: string }): Promise<YtDlpInfo>;
+  probe(url: string, opts: { proxyUrl: string; signal?: AbortSignal; format?: string; sort?: string; context?: RunContext }): Promise<YtDlpInfo>;
   /** Downloads into outDir and returns the path of the final file. */
   download(req: DownloadRequest): Promise<string>;
   /** True when the URL's site has cookies (`mediasvc cookies set`): its media is then fetched by yt-dlp alone, which holds them. */
@@ -147,6 +157,10 @@ export interface YtDlpEngineOptions {
   /** Extra yt-dlp plugin folders (`--plugin-dirs`), e.g. from YTDLP_PLUGIN_DIRS. */
   pluginDirs?: string[];
   extraArgs?: string[];
+  /** Deno, yt-dlp's JS runtime for YouTube's challenges (default: the project's .venv/bin/deno). */
+  denoPath?: string;
+  /** `--extractor-args` by site key (YTDLP_EXTRACTOR_ARGS__<site>), given only to runs on that site's URLs. */
+  extractorArgs?: Record<string, string[]>;
   /** The decoders' pixel budget for the ffmpeg and ffprobe runs yt-dlp makes (input-policy's default when unset). */
   maxSourcePixels?: number;
   /** Cookies per site, handed to a run only for its own site's URL. */
@@ -155,19 +169,48 @@ export interface YtDlpEngineOptions {
 
 const PROGRESS_PREFIX = 'MEDIASVC-PROGRESS ';
 
+export const DEFAULT_DENO_PATH = path.join(projectRoot, '.venv', 'bin', 'deno');
+/** The oldest Node yt-dlp runs JS challenges in (yt_dlp/utils/_jsruntime.py); older ones it ignores. */
+const NODE_FOR_YTDLP = 22;
+
 /**
- * How every yt-dlp run starts: no user config, one video, Node as the JS runtime (YouTube needs one),
- * HLS and DASH fetched by yt-dlp itself (so each segment and key goes through the proxy), and ffmpeg
- * only through the sandbox wrappers (local media files only).
+ * The JS runtimes yt-dlp may solve YouTube's challenges with, best first: Deno (PyPI's, in the
+ * virtualenv), then this Node only where yt-dlp supports it; nothing it finds on PATH.
  */
-export function ytdlpInvocation(opts: Pick<YtDlpEngineOptions, 'binary' | 'ffmpegPath' | 'ffprobePath' | 'pluginDirs' | 'extraArgs' | 'maxSourcePixels'>) {
+export function jsRuntimes(denoPath: string = DEFAULT_DENO_PATH, node: { version: string; path: string } = { version: process.versions.node, path: process.execPath }): { name: string; path: string }[] {
+  const nodeOk = Number(node.version.split('.')[0]) >= NODE_FOR_YTDLP;
+  return [{ name: 'deno', path: denoPath }, ...(nodeOk ? [{ name: 'node', path: node.path }] : [])];
+}
+
+/** yt-dlp's options for jsRuntimes: its default (a deno on PATH) cleared first. */
+export function jsRuntimeArgs(...args: Parameters<typeof jsRuntimes>): string[] {
+  return ['--no-js-runtimes', ...jsRuntimes(...args).flatMap((r) => ['--js-runtimes', `${r.name}:${r.path}`])];
+}
+
+/** The site's own `--extractor-args` for a URL (its longest configured suffix), or none. */
+export function extractorArgsFor(url: string | undefined, bySite: Record<string, string[]> | undefined): string[] {
+  if (!url || !bySite || !Object.keys(bySite).length) return [];
+  let host: string;
+  try {
+    host = urlHost(url).host;
+  } catch {
+    return [];
+  }
+  const site = siteOf(host, new Set(Object.keys(bySite)));
+  return site ? bySite[site]!.flatMap((a) => ['--extractor-args', a]) : [];
+}
+
+/**
+ * How every yt-dlp run starts: no user config, one video, its warnings kept (noteYtdlpWarnings),
+ * Deno as the JS runtime (YouTube needs one), HLS and DASH fetched by yt-dlp itself (so each segment
+ * and key goes through the proxy), and ffmpeg only through the sandbox wrappers (local media files only).
+ */
+export function ytdlpInvocation(opts: Pick<YtDlpEngineOptions, 'binary' | 'ffmpegPath' | 'ffprobePath' | 'pluginDirs' | 'extraArgs' | 'maxSourcePixels' | 'denoPath' | 'extractorArgs'>) {
   const args = [
     '--ignore-config',
     '--no-playlist',
-    '--no-warnings',
     '--no-cache-dir',
-    '--js-runtimes',
-    `node:${process.execPath}`,
+    ...jsRuntimeArgs(opts.denoPath),
     '--ffmpeg-location',
     SANDBOX_BIN_DIR,
     '--downloader',
@@ -180,8 +223,8 @@ export function ytdlpInvocation(opts: Pick<YtDlpEngineOptions, 'binary' | 'ffmpe
   // site/sitecustomize.py limits yt-dlp's own fetches to http(s) (no data: or ftp: segments)
   const pythonPath = [SITE_DIR, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter);
   const env = { ...process.env, ...sandboxEnv(opts.ffmpegPath, opts.ffprobePath, opts.maxSourcePixels), PYTHONPATH: pythonPath };
-  /** The arguments of one run: the common ones, the proxy, then the run's own. */
-  return (proxyUrl: string, own: string[]) => ({ args: [...args, '--proxy', proxyUrl, ...own], env });
+  /** The arguments of one run: the common ones, the site's extractor arguments (of `url`), the proxy, then the run's own. */
+  return (proxyUrl: string, own: string[], url?: string) => ({ args: [...args, ...extractorArgsFor(url, opts.extractorArgs), '--proxy', proxyUrl, ...own], env });
 }
 
 /** Runs the pinned yt-dlp as a child process with JSON output. */
@@ -191,8 +234,17 @@ export function ytdlpBinary(opts: Pick<YtDlpEngineOptions, 'binary'>): string {
   return typeof opts.binary === 'function' ? opts.binary() : opts.binary;
 }
 
-export function ytdlpOptionsOf(config: Pick<Config, 'ytdlpPath' | 'ytdlpToolsDir' | 'ffmpegPath' | 'ffprobePath' | 'ytdlpPluginDirs' | 'maxSourcePixels' | 'cookiesDir' | 'secrets'>): YtDlpEngineOptions {
-  return { binary: () => currentYtdlp(config).binary, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, pluginDirs: config.ytdlpPluginDirs, maxSourcePixels: config.maxSourcePixels, cookies: processCookieStore(config) };
+export function ytdlpOptionsOf(config: Pick<Config, 'ytdlpPath' | 'ytdlpToolsDir' | 'ffmpegPath' | 'ffprobePath' | 'ytdlpPluginDirs' | 'maxSourcePixels' | 'cookiesDir' | 'secrets' | 'denoPath' | 'ytdlpExtractorArgs'>): YtDlpEngineOptions {
+  return {
+    binary: () => currentYtdlp(config).binary,
+    ffmpegPath: config.ffmpegPath,
+    ffprobePath: config.ffprobePath,
+    pluginDirs: config.ytdlpPluginDirs,
+    maxSourcePixels: config.maxSourcePixels,
+    cookies: processCookieStore(config),
+    denoPath: config.denoPath,
+    extractorArgs: config.ytdlpExtractorArgs,
+  };
 }
 
 export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
@@ -211,9 +263,11 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
   return {
     hasCookiesFor: (url) => opts.cookies?.siteFor(url) != null,
 
-    async probe(url, { proxyUrl, signal, format, sort }) {
+    async probe(url, { proxyUrl, signal, format, sort, context }) {
       const select = [...(format ? ['-f', format] : []), ...(sort ? ['-S', sort] : [])];
-      const res = await withCookies(url, (cookies) => runProcess(ytdlpBinary(opts), { ...invocation(proxyUrl, [...cookies, '--dump-single-json', ...select, '--', url]), signal }));
+      const warnings = warningCollector();
+      const res = await withCookies(url, (cookies) => runProcess(ytdlpBinary(opts), { ...invocation(proxyUrl, [...cookies, '--dump-single-json', ...select, '--', url], url), signal, onLine: warnings.onLine }));
+      noteYtdlpWarnings(warnings.text(), url, context);
       if (res.code !== 0) throw classify(res.stderr, url);
       // which yt-dlp read it: after an update, the next read says the new version
       log.debug({ yt_dlp: /"_version":\s*\{\s*"version":\s*"([^"]+)"/.exec(res.stdout)?.[1] ?? 'unknown' }, 'yt-dlp read a source');
@@ -254,10 +308,12 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
       // a probe's info JSON saves extracting the page a second time
       ...(req.infoJson ? ['--load-info-json', req.infoJson] : ['--', req.url]),
     ];
+    const warnings = warningCollector();
     const res = await runProcess(ytdlpBinary(opts), {
-      ...invocation(req.proxyUrl, own),
+      ...invocation(req.proxyUrl, own, req.url),
       signal: req.signal,
-      onLine: (line) => {
+      onLine: (line, stream) => {
+        warnings.onLine(line, stream);
         if (!line.startsWith(PROGRESS_PREFIX) || !req.onProgress) return;
         const [done, total, estimate] = line.slice(PROGRESS_PREFIX.length).split(' ').map(Number);
         const t = Number.isFinite(total) && total! > 0 ? total! : Number.isFinite(estimate) && estimate! > 0 ? estimate! : null;
@@ -266,6 +322,7 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
       },
     });
     if (req.signal?.aborted) throw new YtDlpError('failed', 'download cancelled');
+    noteYtdlpWarnings(warnings.text(), req.url, req.context);
     if (res.code !== 0) throw classify(res.stderr, req.url);
     const printed = res.stdout.trim().split('\n').filter(Boolean).pop();
     if (!printed) {
@@ -342,7 +399,14 @@ export function classify(stderr: string, url: string): YtDlpError {
       .filter((l) => l.startsWith('ERROR:'))
       .pop()
       ?.replace(/^ERROR:\s*/, '')
-      .replace(/^\[[^\]]+\]\s*/, '') ?? stderr.trim().split('\n').pop() ?? 'yt-dlp failed';
+      .replace(/^\[[^\]]+\]\s*/, '') ??
+    // without an ERROR line its last other line says why; a warning printed before it never does
+    stderr
+      .trim()
+      .split('\n')
+      .filter((l) => !l.startsWith('WARNING:') && !/^\s/.test(l))
+      .pop() ??
+    'yt-dlp failed';
   // "Unable to download webpage: HTTP Error 404: Not Found (caused by <HTTPError 404: …>)" → its first clause
   const line = raw.replace(/\s*\(caused by .*$/, '').replace(/;\s*please report this issue.*$/i, '').replace(/\s+/g, ' ').trim();
   const make = (kind: YtDlpErrorKind, message: string) => Object.assign(new YtDlpError(kind, message), { raw });

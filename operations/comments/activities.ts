@@ -7,7 +7,7 @@ import type { EgressProxy } from '../../engines/egress/egress-proxy';
 import type { Storage } from '../../engines/storage';
 import type { Config } from '../../lib/config';
 import { JobFailure } from '../../lib/job-failure';
-import type { JobOutput } from '../../jobs/types';
+import type { JobOutput } from '../../lib/job-reports';
 import { throughEgress } from '../../activities/step/egress-run';
 import { classifiedFailure } from '../../activities/step/failures';
 import { keepAlive, progressReporter } from '../../activities/step/heartbeat';
@@ -56,6 +56,7 @@ export function createCommentsActivities(deps: CommentsDeps) {
           includeReplies: input.includeReplies,
           signal,
           onProgress: report,
+          context: { jobId: input.jobId },
         }));
         const file = toCommentsFile(input.url, result);
         const outputFile = storage.outputRelative(input.jobId, COMMENTS_FILE_NAME);

@@ -31,7 +31,7 @@ import type { SubtitleTrack } from '../../activities/speech/subtitle-tracks';
 import { LOUDNESS_TARGET, processingSteps } from '../../lib/download-plan';
 import { clipChapters, ffmetadataChapters, type Chapter } from '../../lib/chapters';
 import { JobFailure } from '../../lib/job-failure';
-import type { JobOutput } from '../../jobs/types';
+import type { JobOutput } from '../../lib/job-reports';
 import type { DownloadFormat, Quality } from './spec';
 import { assertClipWithin } from '../../activities/step/failures';
 import { keepAlive, progressReporter } from '../../activities/step/heartbeat';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { stillFrameRecipe } from '../../engines/ffmpeg/recipes/frame';
 import { imageHashes } from '../../engines/image-hash';
 import type { Storage } from '../../engines/storage';
-import type { JobOutput } from '../../jobs/types';
+import type { JobOutput } from '../../lib/job-reports';
 import type { HashSize } from './spec';
 import { formatTimestamp } from '../../lib/time';
 import { pastEnd, videoOf, withSource, type SourceReadDeps, type SourceRef } from '../../activities/source/video-source';

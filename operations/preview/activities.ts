@@ -5,7 +5,7 @@ import type { ProbeResult, ProbeStream } from '../../engines/ffmpeg/ffmpeg.engin
 import { readMp4File } from '../../engines/ffmpeg/mp4-index';
 import { clipRecipe, gifRecipe, mosaicOnePassRecipe, mosaicReadsOnce, mosaicTileRuns, mosaicTimes, storyboardFiles, storyboardPlan, storyboardRecipe, thumbnailRecipe, type InputOf, type MosaicTileRuns, type PreviewRecipe } from '../../engines/ffmpeg/recipes/preview';
 import type { Storage } from '../../engines/storage';
-import type { JobOutput } from '../../jobs/types';
+import type { JobOutput } from '../../lib/job-reports';
 import { layOutSheet } from './mosaic-sheet';
 import { PREVIEW_LIMITS, type PreviewParams } from './spec';
 import { JobFailure } from '../../lib/job-failure';

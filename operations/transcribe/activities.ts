@@ -1,7 +1,7 @@
 // Transcribe's own steps (media-speech queue): the transcript file and result_data from the shared
 // recognition (activities/speech/recognition.ts).
 import { createRecognitionActivities, joinText, readRecognition, recognisedSegments, speechResultFields, writeSpeechFiles, type Recognition, type SpeechInput } from '../../activities/speech/recognition';
-import type { JobOutput } from '../../jobs/types';
+import type { JobOutput } from '../../lib/job-reports';
 import { speechOf, type StepDeps } from '../step-deps';
 import type { TranscribeParams } from './spec';
 

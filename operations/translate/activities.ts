@@ -9,7 +9,7 @@ import { planRoute, translateRoute } from '../../engines/translate/translation-e
 import { parseSubtitles } from '../../engines/speech/subtitles';
 import { JobFailure } from '../../lib/job-failure';
 import fs from 'node:fs/promises';
-import type { JobOutput } from '../../jobs/types';
+import type { JobOutput } from '../../lib/job-reports';
 import { speechOf, type StepDeps } from '../step-deps';
 import type { TranslateParams } from './spec';
 import { alignByChannel } from '../../activities/speech/alignment';

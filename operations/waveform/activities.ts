@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import type { Storage } from '../../engines/storage';
 import { rawSamplesRecipe, type SampleStretch } from '../../engines/ffmpeg/recipes/audio';
 import { JobFailure } from '../../lib/job-failure';
-import type { JobOutput } from '../../jobs/types';
+import type { JobOutput } from '../../lib/job-reports';
 import { durationOf, roundMs } from '../../activities/step/media-probe';
 import { withSource, type ConsumeStdout, type OpenedSource, type SourceReadDeps, type SourceRef } from '../../activities/source/video-source';
 import { progressReporter } from '../../activities/step/heartbeat';

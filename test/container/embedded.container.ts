@@ -57,6 +57,16 @@ describe('the container image and compose.yaml (the embedded default)', function
     assert.deepEqual(findings, [], findings.join('\n'));
   });
 
+  it("carries a JS runtime that yt-dlp can solve YouTube's challenges with, by yt-dlp's own report", async () => {
+    // no network: the report reads only what yt-dlp prints as it starts
+    const status = await podman('run', '--rm', '--network', 'none', '--entrypoint', 'mediasvc', IMAGE, 'tools', 'yt-dlp', 'status');
+    const providers = /JS Challenge Providers: (.*)$/m.exec(status)?.[1];
+    assert.ok(providers, status);
+    const available = providers.split(', ').filter((p) => !p.includes('(unavailable)'));
+    assert.ok(available.length > 0, `every provider unavailable: ${status}`);
+    assert.match(status, /^JS runtime in use: deno /m, status);
+  });
+
   describe('compose.yaml', () => {
     const project = `mediasvc-ct-${crypto.randomBytes(3).toString('hex')}`;
     let c: ReturnType<typeof compose>;

@@ -33,7 +33,11 @@ export interface MediaOrigin {
   close(): Promise<void>;
 }
 
-const TYPES: Record<string, string> = { '.mp4': 'video/mp4', '.m4a': 'audio/mp4', '.webm': 'video/webm', '.wav': 'audio/wav' };
+const TYPES: Record<string, string> = {
+  '.mp4': 'video/mp4', '.m4a': 'audio/mp4', '.webm': 'video/webm', '.wav': 'audio/wav', '.mov': 'video/quicktime', '.mkv': 'video/x-matroska',
+  '.avi': 'video/x-msvideo', '.ts': 'video/mp2t', '.mp3': 'audio/mpeg', '.ogg': 'audio/ogg', '.opus': 'audio/ogg', '.flac': 'audio/flac',
+  '.wma': 'audio/x-ms-wma', '.m3u8': 'application/vnd.apple.mpegurl',
+};
 
 /** Serves the files of `dir` (by base name) in every mode. */
 export async function startMediaOrigin(dir: string): Promise<MediaOrigin> {

@@ -16,13 +16,15 @@ import { clipRecipe, gifRecipe, mosaicOnePassRecipe, mosaicReadsOnce, mosaicTile
 
 const file = (before: string[]) => [...before, '-i', 'in.mp4'];
 const h264 = (crf: number) => ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(crf), '-pix_fmt', 'yuv420p'];
+// a re-encode draws the displayed picture with square pixels and even sides
+const displayEncode = (codec: string[]) => ['-vf', 'scale=max(2\\,trunc(iw*sar/2)*2):max(2\\,trunc(ih/2)*2):flags=lanczos,setsar=1', ...codec];
 
 describe('ffmpeg recipes: previews', () => {
   it('gif: a seeked window, the palette pair at the fps and width asked, looping', () => {
     const r = gifRecipe(file, { start: 1.5, length: 2, fps: 12, width: 320 }, 'o.gif');
     assert.deepEqual(r.args, [
       '-ss', '1.500', '-t', '2.000', '-i', 'in.mp4',
-      '-filter_complex', '[0:v:0]fps=12,scale=320:-1:flags=lanczos,split[a][b];[a]palettegen=stats_mode=diff[pal];[b][pal]paletteuse=dither=bayer:bayer_scale=5',
+      '-filter_complex', '[0:v:0]trim=duration=2.000,fps=12,scale=320:max(1\\,round(ow/dar)):flags=lanczos,setsar=1,split[a][b];[a]palettegen=stats_mode=diff[pal];[b][pal]paletteuse=dither=bayer:bayer_scale=5',
       '-loop', '0', '-y', 'o.gif',
     ]);
     assert.equal(r.covers, 2);
@@ -30,7 +32,7 @@ describe('ffmpeg recipes: previews', () => {
 
   it('thumbnail: one frame at the time asked, scaled, as a JPEG', () => {
     const r = thumbnailRecipe(file, { at: 0.25, width: 160 }, 'o.jpg');
-    assert.deepEqual(r.args, ['-ss', '0.250', '-i', 'in.mp4', '-map', '0:v:0', '-frames:v', '1', '-vf', 'scale=160:-1:flags=lanczos', '-q:v', '2', '-update', '1', '-f', 'image2', '-c:v', 'mjpeg', '-y', 'o.jpg']);
+    assert.deepEqual(r.args, ['-ss', '0.250', '-i', 'in.mp4', '-map', '0:v:0', '-frames:v', '1', '-vf', 'scale=160:max(1\\,round(ow/dar)):flags=lanczos,setsar=1', '-q:v', '2', '-update', '1', '-f', 'image2', '-c:v', 'mjpeg', '-y', 'o.jpg']);
   });
 
   it('mosaic by seeks: four seeked inputs per run, decoded on one thread, each tile its own PNG the sheet\'s width over the columns (rounded up)', () => {
@@ -44,7 +46,7 @@ describe('ffmpeg recipes: previews', () => {
     assert.equal(second!.filter((a) => a === '-i').length, 2);
     assert.match(second!.join(' '), /^-threads 1 -ss 5\.000 -i in\.mp4 -threads 1 -ss 6\.000 -i in\.mp4 /);
     const graph = second![second!.indexOf('-filter_complex') + 1]!;
-    assert.equal(graph, '[0:v:0]trim=end_frame=1,setpts=PTS-STARTPTS,scale=167:-1:flags=lanczos,setsar=1[f0];[1:v:0]trim=end_frame=1,setpts=PTS-STARTPTS,scale=167:-1:flags=lanczos,setsar=1[f1]');
+    assert.equal(graph, '[0:v:0]trim=end_frame=1,setpts=PTS-STARTPTS,scale=167:max(1\\,round(ow/dar)):flags=lanczos,setsar=1[f0];[1:v:0]trim=end_frame=1,setpts=PTS-STARTPTS,scale=167:max(1\\,round(ow/dar)):flags=lanczos,setsar=1[f1]');
     assert.deepEqual(second!.slice(-24), [
       '-map', '[f0]', '-frames:v', '1', '-update', '1', '-f', 'image2', '-c:v', 'png', '-y', 'tiles/tile-04.png',
       '-map', '[f1]', '-frames:v', '1', '-update', '1', '-f', 'image2', '-c:v', 'png', '-y', 'tiles/tile-05.png',
@@ -53,7 +55,7 @@ describe('ffmpeg recipes: previews', () => {
 
   it('mosaic read once: one input, each tile the first frame at or after its time (select), tiled then scaled', () => {
     const r = mosaicOnePassRecipe(file, { times: [1, 2.5], columns: 2, rows: 1, width: 500 }, 'o.jpg');
-    assert.deepEqual(r.args.slice(0, 4), ['-i', 'in.mp4', '-filter_complex', "[0:v:0]setpts=PTS-STARTPTS,select='gte(t,1.000)*lt(prev_t,1.000)+gte(t,2.500)*lt(prev_t,2.500)',scale=250:-1:flags=lanczos,setsar=1,tile=2x1,scale=500:-1:flags=lanczos"]);
+    assert.deepEqual(r.args.slice(0, 4), ['-i', 'in.mp4', '-filter_complex', "[0:v:0]setpts=PTS-STARTPTS,select='gte(t,1.000)*lt(prev_t,1.000)+gte(t,2.500)*lt(prev_t,2.500)',scale=250:max(1\\,round(ow/dar)):flags=lanczos,setsar=1,tile=2x1,scale=500:-1:flags=lanczos"]);
     assert.deepEqual(r.args.slice(-12), ['-frames:v', '1', '-q:v', '2', '-update', '1', '-f', 'image2', '-c:v', 'mjpeg', '-y', 'o.jpg']);
   });
 
@@ -80,7 +82,7 @@ describe('ffmpeg recipes: previews', () => {
 
   it('clip: H.264 at an even width, AAC only when the source has audio, faststart', () => {
     const withAudio = clipRecipe(file, { start: 0, length: 3, width: 481, hasAudio: true }, 'o.mp4');
-    assert.deepEqual(withAudio.args, ['-ss', '0.000', '-t', '3.000', '-i', 'in.mp4', '-map', '0:v:0', '-map', '0:a:0', '-vf', 'scale=480:-2:flags=lanczos', ...h264(23), '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', '-y', 'o.mp4']);
+    assert.deepEqual(withAudio.args, ['-ss', '0.000', '-i', 'in.mp4', '-t', '3.000', '-map', '0:v:0', '-map', '0:a:0', '-vf', 'scale=480:max(2\\,trunc(ow/dar/2+0.5)*2):flags=lanczos,setsar=1', ...h264(23), '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', '-y', 'o.mp4']);
     const silent = clipRecipe(file, { start: 0, length: 3, width: 480, hasAudio: false }, 'o.mp4');
     assert.ok(!silent.args.includes('-c:a') && !silent.args.includes('0:a:0'));
   });
@@ -91,8 +93,8 @@ describe('ffmpeg recipes: a download', () => {
 
   it('final step: copies what the container takes, encodes the rest, keeps a file that is already final', () => {
     assert.deepEqual(finalStep('best', 'mp4', codecs('h264', 'aac'), 'mp4'), { ext: 'mp4', outputOptions: ['-map', '0', '-map', '-0:d', '-c:v', 'copy', '-c:a', 'copy', '-movflags', '+faststart'] });
-    assert.deepEqual(finalStep('best', 'mp4', codecs('vp9', 'opus'), 'webm'), { ext: 'mp4', outputOptions: ['-map', '0', '-map', '-0:d', ...h264(22), '-c:a', 'aac', '-b:a', '160k', '-movflags', '+faststart'] });
-    assert.deepEqual(finalStep('best', 'webm', codecs('h264', 'aac'), 'mp4').outputOptions, ['-map', '0', '-map', '-0:d', '-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1', '-b:v', '0', '-crf', '33', '-c:a', 'libopus', '-b:a', '128k']);
+    assert.deepEqual(finalStep('best', 'mp4', codecs('vp9', 'opus'), 'webm'), { ext: 'mp4', outputOptions: ['-map', '0', '-map', '-0:d', ...displayEncode(h264(22)), '-c:a', 'aac', '-b:a', '160k', '-movflags', '+faststart'] });
+    assert.deepEqual(finalStep('best', 'webm', codecs('h264', 'aac'), 'mp4').outputOptions, ['-map', '0', '-map', '-0:d', ...displayEncode(['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1', '-b:v', '0', '-crf', '33', '-pix_fmt', 'yuv420p']), '-c:a', 'libopus', '-b:a', '128k']);
     assert.deepEqual(finalStep('best', 'mkv', codecs('h264', 'aac'), 'mp4'), { ext: 'mkv', outputOptions: ['-map', '0', '-map', '-0:d', '-c', 'copy'] });
     assert.deepEqual(finalStep('best', null, codecs('h264', 'aac'), 'mp4'), { ext: 'mp4', outputOptions: null });
     // an MP4 with its index in front and only tracks MP4 carries is kept as it is; from any other container it is written
@@ -120,7 +122,7 @@ describe('ffmpeg recipes: a download', () => {
   it('edit step: audio always encoded; video copied unless cut or the container refuses it', () => {
     const maps = ['-map', '0:v:0', '-map', '0:a:0?', '-sn'];
     assert.deepEqual(editStep('best', 'mp4', codecs('h264', 'aac'), 'mp4', false), { ext: 'mp4', outputOptions: [...maps, '-c:v', 'copy', '-c:a', 'aac', '-b:a', '192k', '-movflags', '+faststart'] });
-    assert.deepEqual(editStep('best', 'mp4', codecs('h264', 'aac'), 'mp4', true).outputOptions.slice(5, 13), h264(20));
+    assert.deepEqual(editStep('best', 'mp4', codecs('h264', 'aac'), 'mp4', true).outputOptions.slice(5, 15), displayEncode(h264(20)));
     assert.deepEqual(editStep('best', null, codecs('vp9', 'opus'), 'webm', false), { ext: 'webm', outputOptions: [...maps, '-c:v', 'copy', '-c:a', 'libopus', '-b:a', '128k'] });
     assert.equal(editStep('best', null, codecs('vp9', 'opus'), 'flv', false).ext, 'mkv');
     assert.deepEqual(editStep('audio', null, codecs('h264', 'opus'), 'webm', false), { ext: 'opus', outputOptions: ['-vn', '-sn', '-map', '0:a:0?', '-c:a', 'libopus', '-b:a', '128k'] });
@@ -128,15 +130,15 @@ describe('ffmpeg recipes: a download', () => {
     assert.deepEqual(editStep('best', null, codecs(null, 'aac'), 'm4a', true), { ext: 'm4a', outputOptions: ['-vn', '-sn', '-map', '0:a:0?', '-c:a', 'aac', '-b:a', '192k'] });
   });
 
-  it('time window: -ss and -t only where they differ from the source bounds', () => {
-    assert.deepEqual(timeWindow(0, 10, 10), []);
-    assert.deepEqual(timeWindow(1.25, 10, 10), ['-ss', '1.250']);
-    assert.deepEqual(timeWindow(0, 4, 10), ['-t', '4.000']);
-    assert.deepEqual(timeWindow(2, 5, 10), ['-ss', '2.000', '-t', '3.000']);
+  it('time window: -ss (before the input) and -t (after it) only where they differ from the source bounds', () => {
+    assert.deepEqual(timeWindow(0, 10, 10), { seek: [], length: [] });
+    assert.deepEqual(timeWindow(1.25, 10, 10), { seek: ['-ss', '1.250'], length: [] });
+    assert.deepEqual(timeWindow(0, 4, 10), { seek: [], length: ['-t', '4.000'] });
+    assert.deepEqual(timeWindow(2, 5, 10), { seek: ['-ss', '2.000'], length: ['-t', '3.000'] });
   });
 
   it('measuring passes decode the first audio stream through the filters and write nothing', () => {
-    assert.deepEqual(audioPass(['-ss', '1.000'], 'in.m4a', ['a', 'b']), ['-ss', '1.000', '-i', 'in.m4a', '-vn', '-sn', '-map', '0:a:0', '-af', 'a,b', '-f', 'null', '-']);
+    assert.deepEqual(audioPass({ seek: ['-ss', '1.000'], length: ['-t', '2.000'] }, 'in.m4a', ['a', 'b']), ['-ss', '1.000', '-i', 'in.m4a', '-t', '2.000', '-vn', '-sn', '-map', '0:a:0', '-af', 'a,b', '-f', 'null', '-']);
   });
 
   it('denoise: the floor 2 dB above the RMS trough, kept within -80…-20 dB', () => {
@@ -160,9 +162,9 @@ describe('ffmpeg recipes: a download', () => {
     assert.deepEqual(deliveryFilters(undefined), ['aresample=48000', 'aformat=sample_rates=48000:channel_layouts=stereo']);
   });
 
-  it('the encode: the window before the input, the step, the filters, the output', () => {
+  it('the encode: the seek before the input, the length, the step, the filters, the output', () => {
     const step = { ext: 'mp3', outputOptions: ['-vn'] };
-    assert.deepEqual(editEncode(['-ss', '1.000'], 'in', step, ['f1', 'f2'], 'out.mp3'), ['-ss', '1.000', '-i', 'in', '-y', '-vn', '-af', 'f1,f2', 'out.mp3']);
-    assert.deepEqual(editEncode([], 'in', step, [], 'out.mp3'), ['-i', 'in', '-y', '-vn', 'out.mp3']);
+    assert.deepEqual(editEncode({ seek: ['-ss', '1.000'], length: ['-t', '2.000'] }, 'in', step, ['f1', 'f2'], 'out.mp3'), ['-ss', '1.000', '-i', 'in', '-y', '-t', '2.000', '-vn', '-af', 'f1,f2', 'out.mp3']);
+    assert.deepEqual(editEncode({ seek: [], length: [] }, 'in', step, [], 'out.mp3'), ['-i', 'in', '-y', '-vn', 'out.mp3']);
   });
 });

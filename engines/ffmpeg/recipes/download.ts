@@ -3,11 +3,22 @@
 import { isAudioOutput, LOUDNESS_TARGET } from '../../../lib/download-plan';
 import type { DownloadFormat, Quality } from '../../../lib/media-vocabulary';
 import type { LoudnormMeasurement } from '../ffmpeg-analysis';
-import { AUDIO_CODEC, COPY_AUDIO, COPY_VIDEO, h264, MP4_AUDIO, MP4_VIDEO, vp9, WEBM_AUDIO, WEBM_VIDEO } from './codecs';
+import { DISPLAY_EVEN } from '../display';
+import { AUDIO_CODEC, COPY_AUDIO, COPY_VIDEO, displayEncode, h264, MP4_AUDIO, MP4_VIDEO, vp9, WEBM_AUDIO, WEBM_VIDEO } from './codecs';
 
 export interface Codecs {
   vcodec: string | null;
   acodec: string | null;
+  /** The audio's sample rate, when known. */
+  audioRate?: number | null;
+}
+
+/**
+ * An mp3 encode of audio below 16 kHz is resampled to 16 kHz: LAME would write MPEG-2.5 (8–12 kHz),
+ * which not every player or browser plays, and its frames of 72 ms pad the end by 0.16 s.
+ */
+function mp3Encode(codecs: Codecs): string[] {
+  return [...AUDIO_CODEC.mp3!.options, ...(codecs.audioRate && codecs.audioRate < 16_000 ? ['-ar', '16000'] : [])];
 }
 
 export interface FinalStep {
@@ -30,7 +41,7 @@ export function mp4IsFinal(streams: { codec_type?: string; codec_name?: string }
  */
 export function finalStep(quality: Quality, format: DownloadFormat | null, codecs: Codecs, sourceExt: string, finalMp4 = false): FinalStep {
   const { vcodec, acodec } = codecs;
-  if (format === 'mp3') return { ext: 'mp3', outputOptions: ['-vn', ...(vcodec === null && acodec === 'mp3' ? COPY_AUDIO : AUDIO_CODEC.mp3!.options)] };
+  if (format === 'mp3') return { ext: 'mp3', outputOptions: ['-vn', ...(vcodec === null && acodec === 'mp3' ? COPY_AUDIO : mp3Encode(codecs))] };
   if (format === 'wav') return { ext: 'wav', outputOptions: ['-vn', '-c:a', 'pcm_s16le'] };
   if (quality === 'audio') {
     const known = acodec ? AUDIO_CODEC[acodec] : undefined;
@@ -41,12 +52,12 @@ export function finalStep(quality: Quality, format: DownloadFormat | null, codec
   if (format === 'mp4') {
     // the fetched file is the output (a second name for it): nothing to write again
     if (finalMp4 && sourceExt === 'mp4') return { ext: 'mp4', outputOptions: null };
-    const v = vcodec === null || MP4_VIDEO.includes(vcodec) ? COPY_VIDEO : h264(22);
+    const v = vcodec === null || MP4_VIDEO.includes(vcodec) ? COPY_VIDEO : displayEncode(h264(22));
     const a = acodec === null || MP4_AUDIO.includes(acodec) ? COPY_AUDIO : ['-c:a', 'aac', '-b:a', '160k'];
     return { ext: 'mp4', outputOptions: [...all, ...v, ...a, '-movflags', '+faststart'] };
   }
   if (format === 'webm') {
-    const v = vcodec === null || WEBM_VIDEO.includes(vcodec) ? COPY_VIDEO : vp9(33);
+    const v = vcodec === null || WEBM_VIDEO.includes(vcodec) ? COPY_VIDEO : displayEncode(vp9(33));
     const a = acodec === null || WEBM_AUDIO.includes(acodec) ? COPY_AUDIO : AUDIO_CODEC.opus!.options;
     return { ext: 'webm', outputOptions: [...all, ...v, ...a] };
   }
@@ -67,7 +78,7 @@ export interface EditStep {
  */
 export function editStep(quality: Quality, format: DownloadFormat | null, codecs: Codecs, sourceExt: string, cut: boolean): EditStep {
   const { vcodec, acodec } = codecs;
-  if (format === 'mp3') return { ext: 'mp3', outputOptions: ['-vn', '-sn', '-map', '0:a:0', ...AUDIO_CODEC.mp3!.options] };
+  if (format === 'mp3') return { ext: 'mp3', outputOptions: ['-vn', '-sn', '-map', '0:a:0', ...mp3Encode(codecs)] };
   if (format === 'wav') return { ext: 'wav', outputOptions: ['-vn', '-sn', '-map', '0:a:0', '-c:a', 'pcm_s16le'] };
   if (isAudioOutput(quality, format) || vcodec === null) {
     const a = format === 'webm' ? AUDIO_CODEC.opus! : format ? AUDIO_CODEC.aac! : (acodec && AUDIO_CODEC[acodec]) || AUDIO_CODEC.aac!;
@@ -75,19 +86,29 @@ export function editStep(quality: Quality, format: DownloadFormat | null, codecs
   }
   const ext = format ?? (['mp4', 'webm', 'mkv'].includes(sourceExt) ? sourceExt : 'mkv');
   const maps = ['-map', '0:v:0', '-map', '0:a:0?', '-sn'];
-  if (ext === 'webm') return { ext, outputOptions: [...maps, ...(!cut && WEBM_VIDEO.includes(vcodec) ? COPY_VIDEO : vp9(30)), ...AUDIO_CODEC.opus!.options] };
-  const v = !cut && (ext === 'mkv' || MP4_VIDEO.includes(vcodec)) ? COPY_VIDEO : h264(20);
+  if (ext === 'webm') return { ext, outputOptions: [...maps, ...(!cut && WEBM_VIDEO.includes(vcodec) ? COPY_VIDEO : displayEncode(vp9(30))), ...AUDIO_CODEC.opus!.options] };
+  const v = !cut && (ext === 'mkv' || MP4_VIDEO.includes(vcodec)) ? COPY_VIDEO : displayEncode(h264(20));
   return { ext, outputOptions: [...maps, ...v, ...AUDIO_CODEC.aac!.options, ...(ext === 'mp4' ? ['-movflags', '+faststart'] : [])] };
 }
 
-/** The part of the source an edit reads: `-ss`/`-t` before the input, left out where they are the source's own bounds. */
-export function timeWindow(start: number, end: number, sourceDuration: number): string[] {
-  return [...(start > 0 ? ['-ss', start.toFixed(3)] : []), ...(end < sourceDuration ? ['-t', (end - start).toFixed(3)] : [])];
+/**
+ * The part of the source an edit reads: `-ss` before the input (a seek), `-t` after it (an output
+ * option, counted from the seek on the output's clock), each left out where it is the source's own
+ * bound. As an input option, `-t` let 1.52 s through for 1 s of an MPEG-TS whose streams start at
+ * different times.
+ */
+export interface TimeWindow {
+  seek: string[];
+  length: string[];
+}
+
+export function timeWindow(start: number, end: number, sourceDuration: number): TimeWindow {
+  return { seek: start > 0 ? ['-ss', start.toFixed(3)] : [], length: end < sourceDuration ? ['-t', (end - start).toFixed(3)] : [] };
 }
 
 /** A pass over the first audio stream of `src` through `filters`, decoding only (nothing written). */
-export function audioPass(window: string[], src: string, filters: string[]): string[] {
-  return [...window, '-i', src, '-vn', '-sn', '-map', '0:a:0', '-af', filters.join(','), '-f', 'null', '-'];
+export function audioPass(window: TimeWindow, src: string, filters: string[]): string[] {
+  return [...window.seek, '-i', src, ...window.length, '-vn', '-sn', '-map', '0:a:0', '-af', filters.join(','), '-f', 'null', '-'];
 }
 
 /** Denoise's measuring pass: the quietest 50 ms window (RMS trough) is the background noise. */
@@ -124,10 +145,10 @@ export function deliveryFilters(audio: { sample_rate?: string | number; channel_
 }
 
 /** The edit's one encode. `-ss` before `-i` with re-encoding decodes from the previous keyframe and drops frames up to the exact time: a frame-accurate cut. */
-export function editEncode(window: string[], src: string, step: EditStep, filters: string[], out: string, chaptersFile?: string): string[] {
+export function editEncode(window: TimeWindow, src: string, step: EditStep, filters: string[], out: string, chaptersFile?: string): string[] {
   // a clip's chapters come cut to it from a metadata file (ffmpeg shifts the source's but leaves the last one running past the end)
   const chapters = chaptersFile ? ['-i', chaptersFile] : [];
-  return [...window, '-i', src, ...chapters, '-y', ...step.outputOptions, ...(chaptersFile ? ['-map_chapters', '1'] : []), ...(filters.length ? ['-af', filters.join(',')] : []), out];
+  return [...window.seek, '-i', src, ...chapters, '-y', ...window.length, ...step.outputOptions, ...(chaptersFile ? ['-map_chapters', '1'] : []), ...(filters.length ? ['-af', filters.join(',')] : []), out];
 }
 
 /** The delivered file's loudness, measured as a listener's meter would (EBU R128, true peak). */
@@ -175,13 +196,13 @@ export function embedSubtitles(src: string, ext: string, tracks: SubtitleInput[]
 
 /**
  * One track drawn into the picture with libass, in a style meant to be read over any picture: white
- * sans-serif about 7 % of the height, a black outline, lifted off the bottom edge. The video is
- * re-encoded (H.264, VP9 for webm); the sound is copied.
+ * sans-serif about 7 % of the height, a black outline, lifted off the bottom edge, on the picture as
+ * a player shows it. The video is re-encoded (H.264, VP9 for webm); the sound is copied.
  */
 export function burnSubtitles(src: string, ext: string, track: SubtitleInput, out: string): string[] {
   const style = 'FontName=DejaVu Sans,FontSize=20,PrimaryColour=&H00FFFFFF,OutlineColour=&H00000000,BorderStyle=1,Outline=2,Shadow=0,MarginV=18';
   const video = ext === 'webm' ? vp9(30) : h264(20);
-  return ['-i', src, '-map', '0:v:0', '-map', '0:a?', '-vf', `subtitles=filename=${filterValue(track.file)}:force_style=${filterValue(style)}`, ...video, '-c:a', 'copy', ...(ext === 'mp4' ? ['-movflags', '+faststart'] : []), '-y', out];
+  return ['-i', src, '-map', '0:v:0', '-map', '0:a?', '-vf', `${DISPLAY_EVEN},subtitles=filename=${filterValue(track.file)}:force_style=${filterValue(style)}`, ...video, '-c:a', 'copy', ...(ext === 'mp4' ? ['-movflags', '+faststart'] : []), '-y', out];
 }
 
 /** A value inside a filter graph's option list, quoted (libavfilter's escaping: a quote ends the quoting). */

@@ -1,6 +1,7 @@
 // ffmpeg recipes of the four previews. Pure: the plan (times already checked against the source) and
 // how to open the source (`input`, which puts seek options before `-i`) in, the argument list out.
 import { h264 } from './codecs';
+import { displayScale } from '../display';
 import { formatTimestamp } from '../../../lib/time';
 
 /** Opens the source with the given options before `-i` (a file, or a URL read through the egress proxy). */
@@ -13,14 +14,16 @@ export interface PreviewRecipe {
 }
 
 export function gifRecipe(input: InputOf, p: { start: number; length: number; fps: number; width: number }, out: string): PreviewRecipe {
-  const graph = `[0:v:0]fps=${p.fps},scale=${p.width}:-1:flags=lanczos,split[a][b];[a]palettegen=stats_mode=diff[pal];[b][pal]paletteuse=dither=bayer:bayer_scale=5`;
+  // the palette is made at the end of the input, so the read stops at -t; trim makes the length exact
+  // where streams start at different times (MPEG-TS: see timeWindow)
+  const graph = `[0:v:0]trim=duration=${p.length.toFixed(3)},fps=${p.fps},${displayScale(p.width)},split[a][b];[a]palettegen=stats_mode=diff[pal];[b][pal]paletteuse=dither=bayer:bayer_scale=5`;
   return { args: [...input(['-ss', p.start.toFixed(3), '-t', p.length.toFixed(3)]), '-filter_complex', graph, '-loop', '0', '-y', out], covers: p.length };
 }
 
 const JPEG = ['-q:v', '2', '-update', '1', '-f', 'image2', '-c:v', 'mjpeg'];
 
 export function thumbnailRecipe(input: InputOf, p: { at: number; width: number }, out: string): PreviewRecipe {
-  return { args: [...input(['-ss', p.at.toFixed(3)]), '-map', '0:v:0', '-frames:v', '1', '-vf', `scale=${p.width}:-1:flags=lanczos`, ...JPEG, '-y', out], covers: 1 };
+  return { args: [...input(['-ss', p.at.toFixed(3)]), '-map', '0:v:0', '-frames:v', '1', '-vf', displayScale(p.width), ...JPEG, '-y', out], covers: 1 };
 }
 
 /**
@@ -50,7 +53,7 @@ export function mosaicReadsOnce(video: { width?: number; height?: number; avg_fr
 export function mosaicOnePassRecipe(input: InputOf, p: { times: number[]; columns: number; rows: number; width: number }, out: string): PreviewRecipe {
   const tile = Math.ceil(p.width / p.columns);
   const pick = p.times.map((t) => `gte(t,${t.toFixed(3)})*lt(prev_t,${t.toFixed(3)})`).join('+');
-  const graph = `[0:v:0]setpts=PTS-STARTPTS,select='${pick}',scale=${tile}:-1:flags=lanczos,setsar=1,tile=${p.columns}x${p.rows},scale=${p.width}:-1:flags=lanczos`;
+  const graph = `[0:v:0]setpts=PTS-STARTPTS,select='${pick}',${displayScale(tile)},tile=${p.columns}x${p.rows},scale=${p.width}:-1:flags=lanczos`;
   return { args: [...input([]), '-filter_complex', graph, '-frames:v', '1', ...JPEG, '-y', out], covers: 1 };
 }
 
@@ -81,7 +84,7 @@ export function mosaicTileRuns(input: InputOf, p: { times: number[]; columns: nu
   for (let first = 0; first < p.times.length; first += MOSAIC_TILES_PER_RUN) {
     const times = p.times.slice(first, first + MOSAIC_TILES_PER_RUN);
     const inputs = times.flatMap((t) => input(['-threads', '1', '-ss', t.toFixed(3)]));
-    const graph = times.map((_, i) => `[${i}:v:0]trim=end_frame=1,setpts=PTS-STARTPTS,scale=${tileWidth}:-1:flags=lanczos,setsar=1[f${i}]`).join(';');
+    const graph = times.map((_, i) => `[${i}:v:0]trim=end_frame=1,setpts=PTS-STARTPTS,${displayScale(tileWidth)}[f${i}]`).join(';');
     const outputs = times.flatMap((_, i) => ['-map', `[f${i}]`, '-frames:v', '1', '-update', '1', '-f', 'image2', '-c:v', 'png', '-y', tiles[first + i]!]);
     runs.push({ args: [...inputs, '-filter_complex', graph, ...outputs], covers: 1 });
   }
@@ -109,8 +112,8 @@ function frameSeconds(video: { avg_frame_rate?: string }): number {
 export function clipRecipe(input: InputOf, p: { start: number; length: number; width: number; hasAudio: boolean }, out: string): PreviewRecipe {
   const even = p.width - (p.width % 2); // H.264 in 4:2:0 needs even dimensions
   const audio = p.hasAudio ? ['-map', '0:a:0'] : [];
-  const encode = ['-vf', `scale=${even}:-2:flags=lanczos`, ...h264(23), ...(p.hasAudio ? ['-c:a', 'aac', '-b:a', '128k'] : [])];
-  return { args: [...input(['-ss', p.start.toFixed(3), '-t', p.length.toFixed(3)]), '-map', '0:v:0', ...audio, ...encode, '-movflags', '+faststart', '-y', out], covers: p.length };
+  const encode = ['-vf', displayScale(even, { even: true }), ...h264(23), ...(p.hasAudio ? ['-c:a', 'aac', '-b:a', '128k'] : [])];
+  return { args: [...input(['-ss', p.start.toFixed(3)]), '-t', p.length.toFixed(3), '-map', '0:v:0', ...audio, ...encode, '-movflags', '+faststart', '-y', out], covers: p.length };
 }
 
 /** A storyboard's tiles: how many, how far apart, how they are laid out, and whether only keyframes are decoded. */
@@ -150,7 +153,7 @@ export function storyboardPlan(video: { width?: number; height?: number }, durat
  */
 export function storyboardRecipe(input: InputOf, p: StoryboardPlan, duration: number, out: string): PreviewRecipe {
   const rate = `1/${p.interval}`;
-  const graph = `[0:v:0]setpts=PTS-STARTPTS,tpad=stop_mode=clone:stop_duration=${p.interval},fps=${rate},trim=end_frame=${p.count},scale=${p.width}:-2:flags=lanczos,setsar=1,tile=${p.columns}x${p.rows}:color=black`;
+  const graph = `[0:v:0]setpts=PTS-STARTPTS,tpad=stop_mode=clone:stop_duration=${p.interval},fps=${rate},trim=end_frame=${p.count},${displayScale(p.width, { even: true })},tile=${p.columns}x${p.rows}:color=black`;
   return { args: [...input(p.keyframes ? ['-skip_frame', 'nokey'] : []), '-filter_complex', graph, '-frames:v', '1', '-q:v', '4', '-f', 'image2', '-c:v', 'mjpeg', '-y', out], covers: duration };
 }
 
