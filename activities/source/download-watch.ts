@@ -33,7 +33,8 @@ export function watchDownload(dir: string, limits: SourceLimits, ffmpeg: FfmpegE
     probedAt = total;
     const largest = files.reduce((a, b) => (b.size > a.size ? b : a));
     // a partial file whose index is still to come tells nothing yet: the size limit still holds
-    const probe = await ffmpeg.probe(largest.file, { signal: controller.signal }).catch(() => null);
+    // ffprobe's guess will do for a file still growing: the fetched file is measured exactly once it is whole
+    const probe = await ffmpeg.probe(largest.file, { signal: controller.signal, exact: false }).catch(() => null);
     const seconds = probe?.format.duration;
     if (seconds && seconds > limits.maxSeconds) stopWith(tooLongMessage(limits));
   };

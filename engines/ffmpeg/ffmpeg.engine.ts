@@ -81,6 +81,8 @@ export interface ProbeOptions {
    * ranges, when the caller has checked). Unset for a URL: it is read as a stream.
    */
   seekable?: boolean;
+  /** False: ffprobe's own duration, even a guess, never measured (a file still being written, watched against a limit). */
+  exact?: boolean;
 }
 
 export interface FfmpegEngine {
@@ -133,12 +135,15 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
    * when no packet has a timestamp.
    */
   async function packetSpan(input: string, popts: ProbeOptions): Promise<number | null> {
+    // bounded: a stream that never ends (or crawls) is given up on, and ffprobe's own figure stands
+    const given = AbortSignal.timeout(PACKET_SCAN_MS);
+    const signal = popts.signal ? AbortSignal.any([popts.signal, given]) : given;
     const args = ['-v', 'error', '-show_entries', 'packet=stream_index,pts_time,dts_time,duration_time', '-of', 'csv=p=0', ...guardInputs([...httpHeaderOptions(popts.headers), '-i', input], popts.proxyUrl, opts.maxSourcePixels)];
     let start = Infinity;
     let end = -Infinity;
     const res = await runProcess(opts.ffprobePath, {
       args,
-      signal: popts.signal,
+      signal,
       keepStdout: false,
       onLine: (line, stream) => {
         if (stream !== 'stdout') return;
@@ -150,6 +155,7 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
       },
     });
     if (popts.signal?.aborted) throw new Error('ffprobe cancelled');
+    if (given.aborted) return null;
     if (res.code !== 0 && !Number.isFinite(start)) return null;
     return Number.isFinite(start) && end > start ? end - start : null;
   }
@@ -174,7 +180,7 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
       const streams = data.streams ?? [];
       const seekable = popts.seekable ?? !/^https?:\/\//i.test(input);
       let duration = num(f.duration);
-      if (!durationIsStated({ format_name: f.format_name as string | undefined, duration, streams, log: res.stderr, seekable })) duration = (await packetSpan(input, popts)) ?? duration;
+      if (popts.exact !== false && !durationIsStated({ format_name: f.format_name as string | undefined, duration, streams, log: res.stderr, seekable })) duration = (await packetSpan(input, popts)) ?? duration;
       const chapters = chaptersOf(data.chapters, duration);
       return { format: { format_name: f.format_name as string | undefined, duration, size: num(f.size), bit_rate: num(f.bit_rate) }, streams, ...(chapters.length ? { chapters } : {}) };
     },
@@ -189,6 +195,9 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
 }
 
 const BITRATE_GUESS = /Estimating duration from bitrate/i;
+
+/** The longest a duration is measured from packets (a two-hour file streams in seconds on loopback). */
+const PACKET_SCAN_MS = 60_000;
 
 /**
  * Whether ffprobe's duration is the media's real length. Not when it has none (MPEG-TS, Ogg or

@@ -36,8 +36,8 @@ export interface ServeStack {
   api(method: string, path: string, body?: unknown): Promise<ApiResponse>;
   /** The balance, read with the operator CLI. */
   credits(): Promise<number>;
-  /** Polls a job until it is completed or failed. */
-  waitJob(jobId: string, timeoutMs?: number): Promise<JobBody>;
+  /** Polls a job until it is completed or failed (every `intervalMs`, 200 by default). */
+  waitJob(jobId: string, timeoutMs?: number, intervalMs?: number): Promise<JobBody>;
   /** Stops serve with SIGTERM (resolving its exit code) and starts it again on the same data. */
   restart(): Promise<number | null>;
   /** SIGKILLs serve's whole process group (API, workers, dev server, tools), then starts it again on the same data. */
@@ -100,7 +100,7 @@ export async function startServeStack(opts: { name: string; plan?: string; env?:
       return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
     },
     credits: async () => Number((await cli(env, 'accounts', 'credits', accountId)).pop()),
-    async waitJob(jobId, timeoutMs = 180_000) {
+    async waitJob(jobId, timeoutMs = 180_000, intervalMs = 200) {
       let last: Record<string, unknown> = {};
       try {
         return await waitFor(
@@ -111,7 +111,7 @@ export async function startServeStack(opts: { name: string; plan?: string; env?:
             return body.status === 'completed' || body.status === 'failed' ? (body as JobBody) : undefined;
           },
           timeoutMs,
-          200,
+          intervalMs,
         );
       } catch (err) {
         // where the job stood says whether it was stuck or only slow
