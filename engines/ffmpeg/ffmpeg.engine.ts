@@ -20,12 +20,9 @@ export interface ProbeStream {
   channel_layout?: string;
   /** "16:15" and the like: the stored pixels' shape ("1:1" square; absent or "0:1" unknown). */
   sample_aspect_ratio?: string;
-  pix_fmt?: string;
   /** The display matrix among them: `rotation` in degrees, as ffprobe reports it. */
   side_data_list?: { side_data_type?: string; rotation?: number }[];
   tags?: Record<string, string>;
-  start_time?: string;
-  disposition?: Record<string, number>;
 }
 
 export interface ProbeResult {
@@ -149,7 +146,7 @@ export function createFfmpegEngine(opts: { ffmpegPath: string; ffprobePath: stri
         if (stream !== 'stdout') return;
         const [, pts, dts, dur] = line.split(',');
         const at = Number(pts === 'N/A' ? dts : pts);
-        if (pts === undefined || !Number.isFinite(at) || (pts === 'N/A' && dts === 'N/A')) return;
+        if (!Number.isFinite(at)) return;
         start = Math.min(start, at);
         end = Math.max(end, at + (Number(dur) || 0));
       },
