@@ -3,11 +3,12 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: help tools build run test test-fast test-container image test-noisy-neighbour lint lint-layers deps-graph clean bench bench-speech bench-speakers bench-media bench-long soak
+.PHONY: help tools test-tools build run test test-quick test-fast test-container image test-noisy-neighbour lint lint-layers deps-graph clean bench bench-speech bench-speakers bench-media bench-long soak
 
 help:
 	@echo "make run    start API + workers + embedded Temporal (data in ./data)"
 	@echo "make test   install what is missing, build, lint and run every test"
+	@echo "make test-quick  make test without the fault, timing and scale-out suites (the edit loop)"
 	@echo "make test-fast  the unit specs alone (pure functions, no tools or servers; under a minute)"
 	@echo "make build  compile TypeScript into dist/"
 	@echo "make lint   eslint, and the layers checked by dependency-cruiser (make deps-graph draws them)"
@@ -16,8 +17,12 @@ help:
 	@echo "make test-container  build the image and run compose.yaml and compose.scale-out.yaml with podman (root; not part of make test)"
 	@echo "make soak   60 minutes of mixed load on the embedded default, then memory, fds, DATA_DIR, latency, 5xx and ledger checks"
 
+# What the service runs (make run); test-tools adds what the tests need (scripts/install-tools.sh).
 tools:
-	@bash scripts/install-tools.sh
+	@TOOLS_FOR=run bash scripts/install-tools.sh
+
+test-tools:
+	@TOOLS_FOR=test bash scripts/install-tools.sh
 
 # Incremental: tsc recompiles what changed since its last build (dist/.tsbuildinfo), then the compiled
 # files of deleted sources are removed (scripts/prune-dist.mjs); make clean starts over.
@@ -40,8 +45,14 @@ deps-graph:
 run: build
 	exec bin/mediasvc serve
 
-test: build lint
-	@npx mocha
+# Every test file in its own mocha process, several at a time, the timing-sensitive ones alone after
+# them (test/suite-runner.ts); TEST_JOBS sets how many at a time. Each file's time is printed at the end.
+test: build test-tools lint
+	@node dist/test/suite-runner.js
+
+# The middle tier for the edit loop: make test without the fault, timing and scale-out suites.
+test-quick: build test-tools
+	@node dist/test/suite-runner.js --quick
 
 # The fast tier: the unit specs (test/unit/*.spec.ts and operations/*/*.spec.ts), pure functions only (make test runs them too).
 test-fast: build
@@ -65,31 +76,31 @@ test-container:
 	@npx mocha --no-config --require dist/test/setup.js --timeout 3600000 --exit 'dist/test/container/embedded.container.js' 'dist/test/container/scale-out.container.js'
 
 # Realtime factors of the transcribe job (end to end) vs bare faster-whisper, per installed model.
-bench-speech: build
+bench-speech: build test-tools
 	@node dist/test/bench/speech.bench.js
 
 # The product against bare tools and peers, medians over BENCH_ROUNDS (default 3) interleaved
 # rounds; BENCH_ROWS (a regular expression) picks row groups, BENCH_SECONDS sets each throughput run.
-bench: build
+bench: build test-tools
 	@node dist/test/bench/index.js
 
 # Only the noisy-neighbour test of make test (an enterprise burst on a slow source; real serve, about 2 minutes), e.g. to rerun it on a loaded machine.
-test-noisy-neighbour: build
+test-noisy-neighbour: build test-tools
 	@npx mocha --no-config --require dist/test/setup.js --timeout 120000 --exit dist/test/noisy-neighbour.e2e.test.js
 
 # Only the speaker-label row of make bench: a 2-minute transcription with and without diarize, and the runner's peak memory.
-bench-speakers: build
+bench-speakers: build test-tools
 	@BENCH_ROWS='^speaker' node dist/test/bench/index.js
 
 # Only the long-media rows of make bench, one round: every file operation on 1, 10 and 60 minute
 # sources (BENCH_LONG_MINUTES; speech at BENCH_LONG_SPEECH_MINUTES), and 10 minutes of speech batched against sequential.
-bench-long: build
+bench-long: build test-tools
 	@BENCH_ROWS='^(long media|speech long)' BENCH_ROUNDS=$${BENCH_ROUNDS:-1} node dist/test/bench/index.js
 
 # Only the media rows of make bench: jobs end to end vs the bare ffmpeg / yt-dlp commands.
-bench-media: build
+bench-media: build test-tools
 	@BENCH_ROWS='^media' node dist/test/bench/index.js
 
 # The embedded default under a bounded, mixed load for SOAK_MINUTES (default 60), then its figures and checks; make test does not run it.
-soak: build
+soak: build test-tools
 	@node dist/test/soak/soak.js

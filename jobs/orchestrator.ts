@@ -35,6 +35,12 @@ export interface Orchestrator {
   jobProgress(jobId: string): Promise<number | null>;
   /** What the running activity's heartbeat says: progress, and for speech the segments recognised so far. */
   jobDetails(jobId: string): Promise<ProgressDetails | null>;
+  /**
+   * Waits for the job's workflow to close: `ended` once it has (its row is final), `running` when
+   * the time is over or the signal fires first, `unknown` when the engine cannot say (no such
+   * workflow yet, or the engine is away): the row is then the record.
+   */
+  awaitJobEnd(jobId: string, wait: { timeoutMs: number; signal?: AbortSignal }): Promise<'ended' | 'running' | 'unknown'>;
 }
 
 export { jobWorkflowId } from './types';

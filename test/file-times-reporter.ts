@@ -42,7 +42,16 @@ class FileTimesReporter extends Mocha.reporters.Spec {
     runner.on(EVENT_TEST_PASS, (test: Mocha.Test) => void (of(test.file) && of(test.file)!.passed++));
     runner.on(EVENT_TEST_FAIL, (test: Mocha.Test) => void (of(test.file) && of(test.file)!.failed++));
     runner.on(EVENT_TEST_PENDING, (test: Mocha.Test) => void (of(test.file) && of(test.file)!.pending++));
+    const failures: { title: string; error: string }[] = [];
+    runner.on(EVENT_TEST_FAIL, (test: Mocha.Test, err: Error) => void failures.push({ title: test.fullTitle(), error: String(err?.stack ?? err).split('\n').slice(0, 12).join('\n') }));
     runner.once(EVENT_RUN_END, () => {
+      // under the suite runner (one file per process) the counts go to it, and it prints the table
+      const summaryFile = process.env.TEST_SUMMARY_FILE;
+      if (summaryFile) {
+        const sum = (k: 'passed' | 'failed' | 'pending') => [...times.values()].reduce((n, t) => n + t[k], 0);
+        fs.writeFileSync(summaryFile, JSON.stringify({ passed: sum('passed'), failed: sum('failed'), pending: sum('pending'), failures }));
+        return;
+      }
       const table = fileTimesTable(times);
       console.log(`\n  Wall time per test file (slowest first):\n\n${table.replace(/^/gm, '  ')}\n`);
       try {

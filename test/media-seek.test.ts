@@ -33,7 +33,7 @@ const run = promisify(execFile);
 async function source(dir: string, seconds: number): Promise<string> {
   const file = path.join(dir, `seek-${seconds}s.mp4`);
   if (fs.existsSync(file)) return file;
-  const tmp = `${file}.tmp.mp4`;
+  const tmp = `${file}.${process.pid}.tmp.mp4`;
   await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=320x240:rate=25:duration=${seconds}`, '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '50', '-b:v', '600k', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', tmp]);
   fs.renameSync(tmp, file);
   return file;

@@ -311,8 +311,8 @@ describe('fetch and process activities (real yt-dlp and ffmpeg)', function () {
       // 60 s of 32 kbit/s MP3 with no Xing or ID3 header: repeated, it is one endless valid stream
       const loop = path.join(os.tmpdir(), 'mediasvc-endless-loop-v1.mp3');
       if (!fs.existsSync(loop)) {
-        await execFileP('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=300:sample_rate=22050:duration=60', '-ac', '1', '-c:a', 'libmp3lame', '-b:a', '32k', '-write_xing', '0', '-id3v2_version', '0', '-f', 'mp3', `${loop}.tmp`]);
-        fs.renameSync(`${loop}.tmp`, loop);
+        await execFileP('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=300:sample_rate=22050:duration=60', '-ac', '1', '-c:a', 'libmp3lame', '-b:a', '32k', '-write_xing', '0', '-id3v2_version', '0', '-f', 'mp3', `${loop}.${process.pid}.tmp`]);
+        fs.renameSync(`${loop}.${process.pid}.tmp`, loop);
       }
       const chunk = fs.readFileSync(loop);
       // a download is a request that was read past 1 MB (yt-dlp's extractor also opens the URL to sniff its first bytes)

@@ -44,6 +44,22 @@ function processesReading(file: string): number[] {
   return out;
 }
 
+
+/** Prints how the runner's decode of a file (argv 1) compares with ffmpeg's 16 kHz mono WAV of it (argv 2). */
+const SAME_SAMPLES_PY = `
+import json, sys, wave
+import numpy as np
+sys.path.insert(0, sys.argv[3])
+import av
+import whisper_runner
+container = av.open(sys.argv[1])
+ours = np.concatenate(list(whisper_runner.pcm_blocks(container, container.streams.audio[0]))).astype(np.int32)
+with wave.open(sys.argv[2]) as w:
+    theirs = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.int32)
+n = min(len(ours), len(theirs))
+print(json.dumps({"ours": len(ours), "theirs": len(theirs), "max_step": int(np.max(np.abs(ours[:n] - theirs[:n]))) if n else -1}))
+`;
+
 describe('speech: model registry, Apertium and the faster-whisper activities', function () {
   const config = loadConfig({ ...process.env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-speech-')) });
   const storage = new LocalStorage(config);
@@ -364,7 +380,7 @@ print(json.dumps({"plain": plain, "lean": run(model), "vad_frames": get_vad_mode
       }
     });
 
-    it("decodes Opus in WebM (platforms' audio) and an MP4 with its index at the end to the same words as ffmpeg's 16 kHz WAV of them, at the same times (within 50 ms on average: the alignment moves in 20 ms steps)", async () => {
+    it("decodes Opus in WebM (platforms' audio) and an MP4 with its index at the end to ffmpeg's 16 kHz samples of them (one 16-bit step apart at most), the same words, at the same times (median within 20 ms, 9 in 10 within 100 ms)", async () => {
       const whisper = createWhisperEngine({ python: config.whisperPython, batchSize: 2, batchFromSeconds: 30 });
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'speech-formats-'));
       try {
@@ -380,6 +396,10 @@ print(json.dumps({"plain": plain, "lean": run(model), "vad_frames": get_vad_mode
           execFileSync('ffmpeg', ['-v', 'error', ...args, source]);
           const wav = path.join(dir, `${name}.wav`);
           execFileSync('ffmpeg', ['-v', 'error', '-i', source, '-map', '0:a:0', '-ac', '1', '-ar', '16000', wav]);
+          // the runner's own decode: as many samples as ffmpeg's, each within one step (the resamplers round apart)
+          const samples = JSON.parse(execFileSync(config.whisperPython, ['-c', SAME_SAMPLES_PY, source, wav, path.join(projectRoot, 'engines/speech')], { encoding: 'utf8' })) as { ours: number; theirs: number; max_step: number };
+          assert.equal(samples.ours, samples.theirs, `${name}: ${samples.ours} samples decoded, ffmpeg's ${samples.theirs}`);
+          assert.ok(samples.max_step <= 1, `${name}: samples ${samples.max_step} steps from ffmpeg's`);
           const words = async (audio: string | SpeechSamples) => {
             const res = await whisper.run({ model, audio, language: 'en', tasks: ['transcribe'], wordTimestamps: true, output: path.join(dir, 'out.json') });
             return res.passes.transcribe!.segments.flatMap((s) => s.words ?? []);
@@ -389,8 +409,12 @@ print(json.dumps({"plain": plain, "lean": run(model), "vad_frames": get_vad_mode
           // a sample one step apart may tip a batch's punctuation or capitals: the words themselves are compared
           const plain = (ws: { word: string }[]) => ws.map((w) => w.word.toLowerCase().replace(/[^\p{L}\p{N}']/gu, ''));
           assert.deepEqual(plain(decoded), plain(reference), `${name}: other words`);
-          const meanShift = decoded.reduce((sum, w, i) => sum + (w.start - reference[i]!.start), 0) / decoded.length;
-          assert.ok(Math.abs(meanShift) < 0.05, `${name}: words ${meanShift.toFixed(3)} s apart on average`);
+          // the same samples to a step, but a word's alignment can tip by whole words on one numeric backend
+          // and not another (CTranslate2 uses MKL on Intel only): the median, and the share within 100 ms
+          const apart = decoded.map((w, i) => Math.abs(w.start - reference[i]!.start)).sort((a, b) => a - b);
+          const median = apart[Math.floor(apart.length / 2)]!;
+          const within = apart.filter((d) => d <= 0.1).length / apart.length;
+          assert.ok(median <= 0.02 && within >= 0.9, `${name}: words ${median.toFixed(3)} s apart at the median, ${(100 * within).toFixed(0)} % within 100 ms (the farthest ${apart.at(-1)!.toFixed(3)} s)`);
         }
       } finally {
         whisper.close();

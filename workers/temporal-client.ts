@@ -187,6 +187,26 @@ export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSe
       return (await orchestrator.jobDetails(jobId))?.progress ?? null;
     },
 
+    async awaitJobEnd(jobId, { timeoutMs, signal }) {
+      const stop = new AbortController();
+      const timer = setTimeout(() => stop.abort(), timeoutMs);
+      const onAbort = () => stop.abort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        // result() long-polls the workflow's history for its close: nothing is read until then
+        await client.withAbortSignal(stop.signal, () => client.workflow.getHandle(jobWorkflowId(jobId)).result());
+        return 'ended';
+      } catch (err) {
+        if (stop.signal.aborted) return 'running';
+        // failed, cancelled, terminated or timed out: closed all the same
+        if (err instanceof WorkflowFailedError) return 'ended';
+        return 'unknown';
+      } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      }
+    },
+
     jobDetails(jobId) {
       // one describe() per job per PROGRESS_TTL_MS however many clients poll it (heartbeats are throttled to ~1 s anyway)
       const now = Date.now();

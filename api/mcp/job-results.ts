@@ -10,12 +10,14 @@ import type { OutputKind } from '../../operations/define';
 import type { ApiDeps } from '../context';
 import { getJob, type JobResource } from '../../jobs/service';
 import { storedOutput } from '../../jobs/outputs';
+import { waitForJobEnd } from '../../jobs/job-end';
 
 /** Text outputs longer than this are cut (an agent's context is the limit), with a note and the link. */
 export const INLINE_TEXT_MAX_CHARS = 20_000;
 /** Image outputs up to this size come back as image content. */
 export const INLINE_IMAGE_MAX_BYTES = 1024 * 1024;
-const POLL_MS = 500;
+/** How often a waiting tool call reads the job's progress for its notifications. */
+const PROGRESS_EVERY_MS = 500;
 
 /** Who is calling: the key's account, with the request's EntityManager. */
 export interface McpCaller {
@@ -25,11 +27,11 @@ export interface McpCaller {
 }
 
 export const outputUri = (jobId: string): string => `job://${jobId}/output`;
-const ended = (job: JobResource) => job.status === 'completed' || job.status === 'failed';
 
 /**
- * Polls the job until it ends, `seconds` pass or the call is cancelled, reporting each rise in
- * progress (a completed job reports 100), so progress notifications only ever increase.
+ * Waits for the job to end (the one wait on its workflow), `seconds` pass or the call is cancelled,
+ * reporting each rise in progress meanwhile (a completed job reports 100), so progress notifications
+ * only ever increase.
  */
 export async function waitForJob(
   caller: McpCaller,
@@ -38,20 +40,26 @@ export async function waitForJob(
   signal: AbortSignal,
   onProgress?: (progress: number, job: JobResource) => Promise<void>,
 ): Promise<JobResource> {
-  const deadline = Date.now() + seconds * 1000;
   let reported = -1;
-  for (;;) {
-    // A fresh EntityManager per read: the request's one would keep serving the first row it loaded.
+  // A fresh EntityManager per read: the request's one would keep serving the first row it loaded.
+  const read = async () => {
     const job = await getJob(caller.deps.orm.em.fork(), caller.deps, caller.account.id, jobId);
     const progress = job.status === 'completed' ? 100 : job.progress;
     if (onProgress && progress !== null && progress > reported) {
       reported = progress;
       await onProgress(progress, job);
     }
-    const left = deadline - Date.now();
-    if (ended(job) || left <= 0 || signal.aborted) return job;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, left)));
+    return job;
+  };
+  let over = false;
+  const end = waitForJobEnd(caller.em, caller.deps.orchestrator, caller.account.id, jobId, { seconds, signal }).finally(() => (over = true));
+  // the progress a worker heartbeats, read while the wait runs (the end is the wait's, not this loop's)
+  while (onProgress && !over) {
+    await read();
+    await Promise.race([end, new Promise((resolve) => setTimeout(resolve, PROGRESS_EVERY_MS))]);
   }
+  await end;
+  return read();
 }
 
 export interface JobOutputFile {

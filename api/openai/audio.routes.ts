@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { Job } from '../../jobs/entity';
-import { findAccountJob } from '../../jobs/repository';
+import { jobEnded, waitForJobEnd } from '../../jobs/job-end';
 import { DECODING_FILE, type SegmentDecoding } from '../../engines/speech/whisper.engine';
 import { DomainError } from '../../lib/errors';
 import type { StoredFailureKind } from '../../lib/job-failure';
@@ -146,20 +146,13 @@ function modelSize(deps: ApiDeps, model: string): ModelSize {
   return size;
 }
 
-/** Waits for the job to end, polling its row; null when the wait is over first or the client has gone. */
-async function waitForEnd(ctx: ApiContext, jobId: string, seconds: number): Promise<Job | null> {
-  const deadline = Date.now() + seconds * 1000;
-  let gone = false;
+/** The job once it has ended (the one wait on its workflow); null when the wait is over first or the client has gone. */
+async function waitForEnd(ctx: ApiContext, deps: ApiDeps, jobId: string, seconds: number): Promise<Job | null> {
+  const gone = new AbortController();
   // the connection closed before an answer: the client has gone (the job runs on)
-  ctx.res.once('close', () => (gone = !ctx.res.writableFinished));
-  const em = ctx.state.em.fork();
-  for (let delay = 100; Date.now() < deadline && !gone; delay = Math.min(delay * 1.5, 1000)) {
-    const job = await findAccountJob(em, accountOf(ctx).id, jobId);
-    if (job && (job.status === 'completed' || job.status === 'failed')) return job;
-    em.clear();
-    await new Promise((r) => setTimeout(r, delay));
-  }
-  return null;
+  ctx.res.once('close', () => !ctx.res.writableFinished && gone.abort());
+  const job = await waitForJobEnd(ctx.state.em, deps.orchestrator, accountOf(ctx).id, jobId, { seconds, signal: gone.signal });
+  return job && jobEnded(job) ? job : null;
 }
 
 interface TranscriptFile {
@@ -237,32 +230,32 @@ function streamTranscription(ctx: ApiContext, deps: ApiDeps, jobId: string, diar
   let sent = 0;
   const delta = (text: string) => send({ type: 'transcript.text.delta', delta: sent++ === 0 ? text : ` ${text}` });
   const account = accountOf(ctx);
-  const em = ctx.state.em.fork();
   const run = async () => {
     out.write(`: job ${jobId}\n\n`);
-    const deadline = Date.now() + deps.config.openaiWaitSeconds * 1000;
-    while (open) {
-      em.clear();
-      const job = await findAccountJob(em, account.id, jobId);
-      if (job?.status === 'completed') {
-        const content = job.outputFile ? await deps.storage.readOutputText(job.outputFile) : null;
-        const transcript = (content ? JSON.parse(content) : { segments: [] }) as TranscriptFile;
-        // speakers are known once the recognition has ended: labelled segments are sent then, each an event
-        if (diarized) transcript.segments.forEach((seg, i) => send(diarizedSegment(seg, i)));
-        else for (const seg of transcript.segments.slice(sent)) delta(seg.text);
-        send({ type: 'transcript.text.done', text: String(job.resultData?.text ?? '') });
-        break;
-      }
-      if (job?.status === 'failed' || Date.now() > deadline) {
-        const message = job?.status === 'failed' ? (job.errorMessage ?? 'The job failed') : `The job is still running after ${deps.config.openaiWaitSeconds} s; poll GET /v1/jobs/${jobId}`;
-        send(openAiError(400, message, null, job?.status === 'failed' ? 'job_failed' : 'still_running'));
-        break;
-      }
-      const live = job?.status === 'processing' ? (await deps.orchestrator.jobDetails(jobId))?.recognised : undefined;
-      // the heartbeat holds the latest segments: send those past what was sent, in order
-      if (live && !diarized && live.count > sent && live.count - sent <= live.recent.length) for (const text of live.recent.slice(live.recent.length - (live.count - sent))) delta(text);
-      await new Promise((r) => setTimeout(r, 500));
+    const closed = new AbortController();
+    out.once('close', () => closed.abort());
+    let over = false;
+    const end = waitForJobEnd(ctx.state.em, deps.orchestrator, account.id, jobId, { seconds: deps.config.openaiWaitSeconds, signal: closed.signal }).finally(() => (over = true));
+    // while the one wait runs, the heartbeat's latest segments: those past what was sent, in order
+    while (open && !over) {
+      const live = diarized ? undefined : (await deps.orchestrator.jobDetails(jobId))?.recognised;
+      if (live && live.count > sent && live.count - sent <= live.recent.length) for (const text of live.recent.slice(live.recent.length - (live.count - sent))) delta(text);
+      await Promise.race([end, new Promise((r) => setTimeout(r, 500))]);
     }
+    const job = await end;
+    if (!open) return;
+    if (job?.status === 'completed') {
+      const content = job.outputFile ? await deps.storage.readOutputText(job.outputFile) : null;
+      const transcript = (content ? JSON.parse(content) : { segments: [] }) as TranscriptFile;
+      // speakers are known once the recognition has ended: labelled segments are sent then, each an event
+      if (diarized) transcript.segments.forEach((seg, i) => send(diarizedSegment(seg, i)));
+      else for (const seg of transcript.segments.slice(sent)) delta(seg.text);
+      send({ type: 'transcript.text.done', text: String(job.resultData?.text ?? '') });
+      return;
+    }
+    const failed = job?.status === 'failed';
+    const message = failed ? (job.errorMessage ?? 'The job failed') : `The job is still running after ${deps.config.openaiWaitSeconds} s; poll GET /v1/jobs/${jobId}`;
+    send(openAiError(400, message, null, failed ? 'job_failed' : 'still_running'));
   };
   run()
     .catch((err: unknown) => send(openAiError(500, 'The transcription could not be streamed; read the job with GET /v1/jobs/' + jobId, null, String(err instanceof Error ? err.name : 'error'))))
@@ -327,7 +320,7 @@ export function openAiAudioRoutes(deps: ApiDeps): Router<ApiState> {
       const created = await createJob(ctx.state.em, deps, account, task, body);
       ctx.set(JOB_ID_HEADER, created.job_id);
       if (req.stream === 'true') return streamTranscription(ctx, deps, created.job_id, diarize);
-      const job = await waitForEnd(ctx, created.job_id, deps.config.openaiWaitSeconds);
+      const job = await waitForEnd(ctx, deps, created.job_id, deps.config.openaiWaitSeconds);
       if (!job) {
         ctx.status = 202;
         ctx.set('Location', `/v1/jobs/${created.job_id}`);

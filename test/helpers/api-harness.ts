@@ -18,7 +18,7 @@ import type { VideoInfo } from '../../lib/video-info';
 import type { Orchestrator } from '../../jobs/orchestrator';
 import { createSpeechServices } from '../../engines/speech/services';
 import { LocalStorage, Storage } from '../../engines/storage';
-import { startPostgres, type TestPostgres } from './postgres';
+import { sharedPostgres, type TestPostgres } from './postgres';
 
 /** A recorded start; params typed loosely so tests can read any operation's fields. */
 export type StartedJob = MediaJobInput & { params: Record<string, any> };
@@ -52,6 +52,10 @@ export class StubOrchestrator implements Orchestrator {
   }
   async checkReachable(): Promise<void> {
     // the stub engine is always there
+  }
+  async awaitJobEnd(): Promise<'unknown'> {
+    // runs no workflows: the row is the record
+    return 'unknown';
   }
 }
 
@@ -92,7 +96,7 @@ export async function startApiHarness(dialect: Dialect): Promise<ApiHarness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-api-'));
   let databaseUrl: string | undefined;
   if (dialect === 'postgresql') {
-    pg ??= await startPostgres();
+    pg ??= await sharedPostgres();
     pgUsers++;
     databaseUrl = await pg.createDatabase(`api_${process.pid}_${++dbCounter}`);
   }

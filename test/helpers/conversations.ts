@@ -109,8 +109,8 @@ export async function conversation(speakers: number, turns: number, seed: number
   parts.push(Buffer.alloc(RATE));
   samples += RATE / 2;
   const data = Buffer.concat(parts);
-  fs.writeFileSync(`${file}.part`, Buffer.concat([wavHeader(data.length), data]));
-  fs.renameSync(`${file}.part`, file);
+  fs.writeFileSync(`${file}.${process.pid}.part`, Buffer.concat([wavHeader(data.length), data]));
+  fs.renameSync(`${file}.${process.pid}.part`, file);
   fs.rmSync(work, { recursive: true, force: true });
   const conv: Conversation = { file, speakers, turns: out, duration: data.length / 2 / RATE };
   fs.writeFileSync(facts, JSON.stringify(conv));
@@ -171,8 +171,8 @@ export function stereoConversation(conv: Conversation): string {
     const to = Math.min(samples, Math.ceil(turn.end * RATE));
     for (let i = from; i < to; i++) stereo.writeInt16LE(mono.readInt16LE(i * 2), i * 4 + turn.speaker * 2);
   }
-  fs.writeFileSync(`${file}.part`, Buffer.concat([wavHeader(stereo.length, { channels: 2 }), stereo]));
-  fs.renameSync(`${file}.part`, file);
+  fs.writeFileSync(`${file}.${process.pid}.part`, Buffer.concat([wavHeader(stereo.length, { channels: 2 }), stereo]));
+  fs.renameSync(`${file}.${process.pid}.part`, file);
   return file;
 }
 
@@ -184,8 +184,8 @@ export async function referenceClip(speaker: number, text = 'Good morning everyo
   if (fs.existsSync(file)) return file;
   const work = fs.mkdtempSync(path.join(dir, 'work-'));
   const pcm = await speak(text, speaker, work, 0);
-  fs.writeFileSync(`${file}.part`, Buffer.concat([wavHeader(pcm.length), pcm]));
-  fs.renameSync(`${file}.part`, file);
+  fs.writeFileSync(`${file}.${process.pid}.part`, Buffer.concat([wavHeader(pcm.length), pcm]));
+  fs.renameSync(`${file}.${process.pid}.part`, file);
   fs.rmSync(work, { recursive: true, force: true });
   return file;
 }

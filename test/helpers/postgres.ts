@@ -32,6 +32,8 @@ const { Client } = require('pg') as {
 export interface TestPostgres {
   /** postgres://USER@127.0.0.1:PORT/DBNAME — a database that exists and is empty. */
   url: string;
+  /** The server's own `postgres` database, to make more databases from another process. */
+  adminUrl: string;
   /** Creates another empty database on the same server and returns its URL. */
   createDatabase(name: string): Promise<string>;
   /** Stops the server (fast shutdown: open sessions are terminated), keeping its data directory and port. */
@@ -74,6 +76,29 @@ export function findPostgresBin(): string {
     `PostgreSQL server binaries not found under ${PG_ROOT}/*/bin (need initdb and postgres). ` +
       'Install the Debian package `postgresql` (apt-get install postgresql) to run these tests.',
   );
+}
+
+/** Where the suite runner says its one PostgreSQL server for the run listens (its `postgres` database). */
+export const SHARED_POSTGRES_ENV = 'TEST_POSTGRES_ADMIN_URL';
+
+/**
+ * A PostgreSQL for a file that only needs databases: the run's one server when the suite runner
+ * started it (each caller gets databases of its own there; stopping it stops nothing), else a
+ * server of this process's own.
+ */
+export async function sharedPostgres(): Promise<TestPostgres> {
+  const adminUrl = process.env[SHARED_POSTGRES_ENV];
+  if (!adminUrl) return startPostgres();
+  const base = new URL(adminUrl);
+  const createDatabase = async (name: string): Promise<string> => {
+    await withClient(adminUrl, (c) => c.query(`CREATE DATABASE ${quoteIdent(name)}`));
+    return new URL(`/${encodeURIComponent(name)}`, base).toString();
+  };
+  const url = await createDatabase(`${DEFAULT_DB}_${process.pid}_${Date.now().toString(36)}`);
+  const notOurs = async (): Promise<void> => {
+    throw new Error("the run's shared PostgreSQL is not this file's to stop or start: use startPostgres()");
+  };
+  return { url, adminUrl, createDatabase, stopServer: notOurs, startServer: notOurs, stop: async () => undefined };
 }
 
 export async function startPostgres(): Promise<TestPostgres> {
@@ -173,7 +198,7 @@ export async function startPostgres(): Promise<TestPostgres> {
       })();
       return stopping;
     };
-    return { url, createDatabase, stopServer, startServer, stop };
+    return { url, adminUrl, createDatabase, stopServer, startServer, stop };
   } catch (err) {
     if (child) await killAndWait(child).catch(() => undefined);
     process.removeListener('exit', onExit);
