@@ -69,7 +69,7 @@ export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknow
   useCursorKey(deps.links.derive('cursors'));
   const fault = opts.log ?? ((msg, err) => log.error({ err }, msg));
 
-  app.use(accessLog());
+  app.use(accessLog({ serverTiming: deps.config.serverTiming }));
   app.use(errorMiddleware(fault));
   app.use(async (ctx, next) => {
     ctx.state.em = deps.orm.em.fork();

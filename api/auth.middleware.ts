@@ -22,11 +22,13 @@ export function rateLimitMiddleware(): Koa.Middleware<ApiState> {
   return async (ctx, next) => {
     const raw = bearer(ctx.get('Authorization') || undefined);
     const auth = raw === undefined ? ({ ok: false, reason: 'missing' } as const) : await authenticate(ctx.state.em, raw || undefined);
+    ctx.state.stages?.mark('key');
     ctx.state.auth = auth.ok || raw !== '' ? auth : { ok: false, reason: 'invalid' };
     // A known but deactivated key is answered by authentication before any window is counted.
     if (!auth.ok && auth.reason === 'inactive') throw deactivated();
     const [bucket, limit] = auth.ok ? [keyBucket(auth.keyId), PLANS[auth.plan].requestsPerMinute] : [`ip:${ctx.ip}`, PLANS.free.requestsPerMinute];
     const w = await hitRateLimit(ctx.state.em, bucket, limit);
+    ctx.state.stages?.mark('rate');
     setRateLimitHeaders(ctx, w);
     if (w.exceeded) {
       // the key may have been deactivated elsewhere (the CLI, another API process) since it was cached:

@@ -1,5 +1,6 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import type Koa from 'koa';
+import type { RequestStages } from '../lib/request-stages';
 import type { Account } from '../accounts/entity';
 import type { ApiKey } from '../keys/entity';
 import type { AuthResult } from '../accounts/repository';
@@ -30,6 +31,8 @@ export interface ApiState {
   apiKey?: ApiKey;
   /** X-Request-Id: the client's, or one made up for this request. */
   requestId?: string;
+  /** The request's stage times (sent as Server-Timing when SERVER_TIMING is on). */
+  stages?: RequestStages;
 }
 
 export type ApiContext = Koa.ParameterizedContext<ApiState>;

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { diskReadiness } from '../lib/disk-space';
 import { DomainError } from '../lib/errors';
 import { log } from '../lib/logger';
+import { RequestStages } from '../lib/request-stages';
 import { openBreakers } from '../platforms/breaker.repository';
 import { currentYtdlp } from '../engines/ytdlp/current-version';
 import { cachedYtdlpReport, type YtdlpReport } from '../engines/ytdlp/report';
@@ -28,9 +29,10 @@ function routeOf(ctx: Koa.ParameterizedContext<ApiState>): string {
 }
 
 /** Outermost: sets X-Request-Id, then writes one access-log line and the HTTP metrics once the response is settled. */
-export function accessLog(): Koa.Middleware<ApiState> {
+export function accessLog(opts: { serverTiming?: boolean } = {}): Koa.Middleware<ApiState> {
   return async (ctx, next) => {
     const start = performance.now();
+    ctx.state.stages = new RequestStages();
     const given = ctx.get('X-Request-Id');
     const requestId = REQUEST_ID.test(given) ? given : crypto.randomUUID();
     ctx.state.requestId = requestId;
@@ -38,6 +40,7 @@ export function accessLog(): Koa.Middleware<ApiState> {
     try {
       await next();
     } finally {
+      ctx.state.stages.mark('unwind');
       const seconds = (performance.now() - start) / 1000;
       const route = routeOf(ctx);
       httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
@@ -53,6 +56,8 @@ export function accessLog(): Koa.Middleware<ApiState> {
       };
       if (PROBES.has(ctx.path)) log.debug(line, 'request');
       else log.info(line, 'request');
+      ctx.state.stages.mark('log');
+      if (opts.serverTiming && !ctx.headerSent) ctx.set('Server-Timing', ctx.state.stages.header());
     }
   };
 }

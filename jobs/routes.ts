@@ -4,7 +4,7 @@ import type { ApiDeps, ApiState } from '../api/context';
 import { accountIdOf, accountOf } from '../api/context';
 import { errorResponses, json, registry } from '../api/openapi';
 import { JobListSchema, JobSchema, ListJobsQuerySchema } from '../api/schemas';
-import { cancelJob, getJob, listJobs } from './service';
+import { cancelJob, readJobBody, listJobs } from './service';
 import { parseInput } from '../lib/validation';
 
 const JobIdParam = z.object({ job_id: z.uuid() });
@@ -43,7 +43,12 @@ export function jobsRoutes(deps: ApiDeps): Router<ApiState> {
   const router = new Router<ApiState>();
 
   router.get('/v1/jobs/:job_id', async (ctx) => {
-    ctx.body = await getJob(ctx.state.em, deps, accountIdOf(ctx), ctx.params.job_id ?? '');
+    const stages = ctx.state.stages;
+    stages?.mark('route');
+    // serialised by readJobBody rather than by Koa: an ended job's text is kept for its next poll
+    const body = await readJobBody(ctx.state.em, deps, accountIdOf(ctx), ctx.params.job_id ?? '', stages);
+    ctx.type = 'application/json; charset=utf-8';
+    ctx.body = body;
   });
 
   router.get('/v1/jobs', async (ctx) => {

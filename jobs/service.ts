@@ -13,6 +13,7 @@ import type { FileLinks } from '../lib/file-links';
 import { jobFiles } from './outputs';
 import type { JobType, MediaJobInput } from './types';
 import { log } from '../lib/logger';
+import type { RequestStages } from '../lib/request-stages';
 import { creditsCharged, jobsCreated } from '../lib/metrics';
 import { OPERATIONS } from '../operations/registry';
 import type { ExtraSource } from '../operations/define';
@@ -161,10 +162,40 @@ export async function jobResource(deps: Pick<ApiDeps, 'orchestrator' | 'links'>,
   return presentJob(job, deps.links, progress);
 }
 
-export async function getJob(em: EntityManager, deps: Pick<ApiDeps, 'orchestrator' | 'links'>, accountId: string, jobId: string): Promise<JobResource> {
+export async function getJob(em: EntityManager, deps: Pick<ApiDeps, 'orchestrator' | 'links'>, accountId: string, jobId: string, stages?: RequestStages): Promise<JobResource> {
   const job = await readAccountJob(em, accountId, jobId);
+  stages?.mark('read');
   if (!job) throw DomainError.notFound(`No job with id ${jobId} in this account`);
-  return jobResource(deps, job);
+  const resource = await jobResource(deps, job);
+  stages?.mark('live');
+  return resource;
+}
+
+// Ended jobs as GET /v1/jobs/{id} last answered them: an ended job's row does not change, so a poll
+// after the end is answered without the database, the mapping to a Job or the presenting. Entries live
+// ENDED_READ_TTL_MS (never past the job's expiry), so a row changed by hand is seen within that.
+const endedReads = new Map<string, { accountId: string; body: string; until: number }>();
+const ENDED_READ_TTL_MS = 30_000;
+const ENDED_READS_MAX = 10_000;
+
+/** The job as the REST read sends it (JSON text), from the ended-jobs cache when it holds it. */
+export async function readJobBody(em: EntityManager, deps: Pick<ApiDeps, 'orchestrator' | 'links'>, accountId: string, jobId: string, stages?: RequestStages): Promise<string> {
+  const key = jobId.toLowerCase();
+  const hit = endedReads.get(key);
+  const now = Date.now();
+  if (hit && hit.accountId === accountId && hit.until > now) {
+    stages?.mark('cached');
+    return hit.body;
+  }
+  const job = await getJob(em, deps, accountId, jobId, stages);
+  const body = JSON.stringify(job);
+  stages?.mark('serialize');
+  if (job.status === 'completed' || job.status === 'failed') {
+    if (endedReads.size >= ENDED_READS_MAX) endedReads.delete(endedReads.keys().next().value!);
+    const expires = job.expires_at ? Date.parse(job.expires_at) : Infinity;
+    endedReads.set(key, { accountId, body, until: Math.min(now + ENDED_READ_TTL_MS, expires) });
+  }
+  return body;
 }
 
 export async function listJobs(

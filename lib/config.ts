@@ -67,6 +67,7 @@ const EnvSchema = z.object({
   INFO_TIMEOUT_SECONDS: z.coerce.number().positive().default(60),
   OPENAI_WAIT_SECONDS: z.coerce.number().positive().default(300),
   TRUST_PROXY: flag,
+  SERVER_TIMING: flag,
   WEBHOOK_RETRY_SCHEDULE_SECONDS: z
     .string()
     .default('0,60,300,1800')
@@ -180,6 +181,8 @@ export type Config = {
   webhookTimeoutMs: number;
   /** Take the client IP from X-Forwarded-For (behind a reverse proxy). */
   trustProxy: boolean;
+  /** Send each API response's stage times as a Server-Timing header (SERVER_TIMING; off by default: it tells a caller where the time goes). */
+  serverTiming: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** Below this free space under DATA_DIR (MIN_FREE_DISK_MB), new steps that write there wait, and /readyz says so. */
   minFreeDiskMb: number;
@@ -313,6 +316,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     infoTimeoutSeconds: e.INFO_TIMEOUT_SECONDS,
     openaiWaitSeconds: e.OPENAI_WAIT_SECONDS,
     trustProxy: e.TRUST_PROXY,
+    serverTiming: e.SERVER_TIMING,
     webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE_SECONDS.map((x) => x * 1000),
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000,
     logLevel: e.LOG_LEVEL,

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import { parseServerTiming } from '../../lib/request-stages';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -71,6 +72,8 @@ export interface LoadResult {
   p50Ms: number;
   p99Ms: number;
   statuses: Record<number, number>;
+  /** With `stages`: each measured response's latency and its Server-Timing stages (ms). */
+  timed?: { ms: number; stages: Record<string, number> }[];
 }
 
 export interface LoadOptions {
@@ -84,6 +87,8 @@ export interface LoadOptions {
   body?: () => string;
   /** Sees every response, warm-up and overrun included (e.g. to collect created job ids). */
   onResponse?: (status: number, body: string) => void;
+  /** Keep each measured response's Server-Timing stages (the service sends them with SERVER_TIMING on). */
+  stages?: boolean;
 }
 
 /** A closed-loop load: `connections` keep-alive sockets, each sending its next request when the last one answers. */
@@ -97,7 +102,7 @@ export async function load(opts: LoadOptions): Promise<LoadResult> {
   const latencies: number[] = [];
   const statuses: Record<number, number> = {};
   const one = (i: number) =>
-    new Promise<{ status: number; body: string }>((resolve, reject) => {
+    new Promise<{ status: number; body: string; timing?: string }>((resolve, reject) => {
       const body = opts.body?.();
       const headers: Record<string, string> = { ...(opts.headers?.(i) ?? {}) };
       if (body !== undefined) {
@@ -107,7 +112,7 @@ export async function load(opts: LoadOptions): Promise<LoadResult> {
       const req = http.request({ agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method: opts.method ?? 'GET', headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), timing: String(res.headers['server-timing'] ?? '') }));
         res.on('error', reject);
       });
       req.on('error', reject);
@@ -117,7 +122,7 @@ export async function load(opts: LoadOptions): Promise<LoadResult> {
     for (;;) {
       const start = performance.now();
       if (start >= measureTo) return;
-      let res: { status: number; body: string };
+      let res: { status: number; body: string; timing?: string };
       try {
         res = await one(i);
       } catch {
@@ -129,12 +134,14 @@ export async function load(opts: LoadOptions): Promise<LoadResult> {
       if (end >= measureFrom && end <= measureTo) {
         latencies.push(end - start);
         statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+        if (opts.stages) timed.push({ ms: end - start, stages: parseServerTiming(res.timing) });
       }
     }
   };
+  const timed: NonNullable<LoadResult['timed']> = [];
   await Promise.all(Array.from({ length: opts.connections }, (_, i) => loop(i)));
   agent.destroy();
-  return { requests: latencies.length, rps: latencies.length / opts.seconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), statuses };
+  return { requests: latencies.length, rps: latencies.length / opts.seconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), statuses, ...(opts.stages ? { timed } : {}) };
 }
 
 /** Runs `fn` `count` times with at most `concurrency` at once, as fast as it can, for `seconds`; calls per second. */
@@ -384,4 +391,33 @@ export function table(lines: TableLine[]): string {
   const head = ['What', 'Product', 'Bare tool or peer', 'Ratio (product/peer)'];
   const rows = lines.map((l) => [l.what, l.product, l.peer, l.ratio]);
   return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+/**
+ * Where the slowest 1 % of responses spent their time, stage by stage (the mean of each stage over
+ * them, ms), beside the median response's stages: `stage a/b` pairs, then what the server did not
+ * account for (the client's latency less the stages: the socket, the event loop's queue).
+ */
+export function slowestStages(timed: NonNullable<LoadResult['timed']>): { line: string; slow: Record<string, number>; typical: Record<string, number> } {
+  if (!timed.length) return { line: 'no timed responses', slow: {}, typical: {} };
+  const sorted = [...timed].sort((a, b) => b.ms - a.ms);
+  const slow = sorted.slice(0, Math.max(1, Math.ceil(sorted.length / 100)));
+  const middle = sorted.slice(Math.floor(sorted.length * 0.45), Math.ceil(sorted.length * 0.55));
+  const mean = (rows: typeof timed) => {
+    const out: Record<string, number> = {};
+    for (const r of rows) {
+      let server = 0;
+      for (const [k, v] of Object.entries(r.stages)) {
+        out[k] = (out[k] ?? 0) + v / rows.length;
+        server += v;
+      }
+      out.outside = (out.outside ?? 0) + Math.max(0, r.ms - server) / rows.length;
+      out.total = (out.total ?? 0) + r.ms / rows.length;
+    }
+    return out;
+  };
+  const [s, t] = [mean(slow), mean(middle)];
+  const names = Object.keys(s).filter((k) => k !== 'total');
+  const line = `slowest ${slow.length} (1 %), ms: ${names.map((k) => `${k} ${s[k]!.toFixed(2)}/${(t[k] ?? 0).toFixed(2)}`).join(', ')}; total ${s.total!.toFixed(2)}/${t.total!.toFixed(2)} (slowest/median)`;
+  return { line, slow: s, typical: t };
 }

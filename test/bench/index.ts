@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   const files = await serveFiles(filesDir);
 
   // the default LOG_LEVEL (info): access and job lines are part of what a request costs
-  const stack = await startServeStack({ name: 'benchapi', plan: 'enterprise', env: { WHISPER_AUTO_DOWNLOAD: '', METRICS_TOKEN: 'bench-metrics-token-0123456789' } });
+  const stack = await startServeStack({ name: 'benchapi', plan: 'enterprise', env: { WHISPER_AUTO_DOWNLOAD: '', METRICS_TOKEN: 'bench-metrics-token-0123456789', SERVER_TIMING: '1' } });
   const orm = await openOrm(loadConfig({ ...process.env, ...stack.env }));
   const connection = await Connection.connect({ address: `127.0.0.1:${stack.env.TEMPORAL_DEV_PORT}` });
   const temporal = new Client({ connection, namespace: 'default' });

@@ -1,20 +1,36 @@
-// GET /v1/jobs/{id} on a completed job at 8 connections and at one, against a bare Koa answering the
-// same JSON, with serve's event-loop delay over each run (its /metrics, which resets it at each scrape).
+// GET /v1/jobs/{id} on a completed job and on a running one, at 8 connections and at one, against a
+// bare Koa answering the same JSON, with serve's event-loop delay over each run (its /metrics, which
+// resets it at each scrape), and where the slowest 1 % of reads spent their time (Server-Timing stages).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Job } from '../../../jobs/entity';
-import { coresFigures, coresLine, coresWhile, fmt, load, startPeer, type BenchContext, type BenchRow, type LoadResult } from '../harness';
+import { coresFigures, coresLine, coresWhile, fmt, load, slowestStages, startPeer, type BenchContext, type BenchRow, type LoadResult } from '../harness';
 
 const CONNECTIONS = 8;
 let jobId = '';
+/** A job row left processing: its reads ask Temporal for live progress, as a running job's do. */
+let runningId = '';
 let peer: Awaited<ReturnType<typeof startPeer>> | null = null;
 
-/** GET of the job at `connections` connections, each with a fresh key of its own. */
-async function readLoad(ctx: BenchContext, seconds: number, connections = CONNECTIONS): Promise<LoadResult> {
+/** GET of the job at `connections` connections, each with a fresh key of its own, keeping each response's stages. */
+async function readLoad(ctx: BenchContext, seconds: number, connections = CONNECTIONS, id = jobId): Promise<LoadResult> {
   const keys = await Promise.all(Array.from({ length: connections }, () => ctx.newKey()));
-  return load({ url: `${ctx.stack.base}/v1/jobs/${jobId}`, connections, seconds, headers: (i) => ({ authorization: `Bearer ${keys[i]}` }) });
+  return load({ url: `${ctx.stack.base}/v1/jobs/${id}`, connections, seconds, headers: (i) => ({ authorization: `Bearer ${keys[i]}` }), stages: true });
+}
+
+/** The slowest 1 %'s stages (and the median's) of a run, as figures `<prefix>_slow_<stage>` / `<prefix>_mid_<stage>`. */
+function stageFigures(prefix: string, result: LoadResult): Record<string, number> {
+  const { slow, typical } = slowestStages(result.timed ?? []);
+  return Object.fromEntries([...Object.entries(slow).map(([k, v]) => [`${prefix}_slow_${k}`, v]), ...Object.entries(typical).map(([k, v]) => [`${prefix}_mid_${k}`, v])]);
+}
+
+/** The stage line of a run from the medians of its figures. */
+function stageLine(m: Record<string, number>, prefix: string): string {
+  const names = Object.keys(m).filter((k) => k.startsWith(`${prefix}_slow_`) && k !== `${prefix}_slow_total`).map((k) => k.slice(`${prefix}_slow_`.length));
+  const f = (k: string) => (m[k] ?? NaN).toFixed(2);
+  return `slowest 1 % / median, ms: ${names.map((n) => `${n} ${f(`${prefix}_slow_${n}`)}/${f(`${prefix}_mid_${n}`)}`).join(', ')}; in all ${f(`${prefix}_slow_total`)}/${f(`${prefix}_mid_total`)}`;
 }
 
 /** monitorEventLoopDelay's sampling interval as prom-client sets it (ms): each sample is the interval plus the delay. */
@@ -30,9 +46,9 @@ async function eventLoopDelay(ctx: BenchContext): Promise<{ p99: number; max: nu
 }
 
 /** One read run with the event-loop delay over it. */
-async function measuredRead(ctx: BenchContext, connections: number) {
+async function measuredRead(ctx: BenchContext, connections: number, id = jobId) {
   await eventLoopDelay(ctx);
-  const { result, cores } = await coresWhile(ctx.stack.svc.child.pid!, () => readLoad(ctx, ctx.seconds, connections));
+  const { result, cores } = await coresWhile(ctx.stack.svc.child.pid!, () => readLoad(ctx, ctx.seconds, connections, id));
   return { result, cores, delay: await eventLoopDelay(ctx) };
 }
 
@@ -75,7 +91,23 @@ const row: BenchRow = {
     const ok = product.statuses[200] ?? 0;
     const one = await measuredRead(ctx, 1);
     const bareOne = await load({ url: `http://127.0.0.1:${peer!.port}/v1/jobs/${jobId}`, connections: 1, seconds: ctx.seconds });
+    // a job row processing for the two runs only (the rows after wait for an idle serve)
+    runningId = crypto.randomUUID();
+    const em = ctx.orm.em.fork();
+    const now = new Date();
+    const parameters = { url: ctx.files.url('clip10.mp4'), timestamp: null, hash_size: 16, webhook_url: null };
+    em.create(Job, { id: runningId, accountId: ctx.stack.accountId, jobType: 'fingerprint', status: 'processing', sourceUrl: parameters.url, parameters, creditsCharged: 1, progress: 40, resultData: null, createdAt: now, startedAt: now });
+    await em.flush();
+    const running = await measuredRead(ctx, CONNECTIONS, runningId);
+    const runningOne = await measuredRead(ctx, 1, runningId);
+    await em.getConnection().execute(`update jobs set status = 'failed', completed_at = ? where id = ?`, [Date.now(), runningId]);
+    const runningOk = (running.result.statuses[200] ?? 0) + (runningOne.result.statuses[200] ?? 0);
     return {
+      runRps: (running.result.statuses[200] ?? 0) / ctx.seconds, runP50: running.result.p50Ms, runP99: running.result.p99Ms, runLoopMax: running.delay.max,
+      runOneRps: (runningOne.result.statuses[200] ?? 0) / ctx.seconds, runOneP50: runningOne.result.p50Ms, runOneP99: runningOne.result.p99Ms, runOneLoopMax: runningOne.delay.max,
+      runNon200: running.result.requests + runningOne.result.requests - runningOk,
+      ...stageFigures('done8', product), ...stageFigures('done1', one.result), ...stageFigures('run8', running.result), ...stageFigures('run1', runningOne.result),
+
       rps: ok / ctx.seconds, p50: product.p50Ms, p99: product.p99Ms, non200: product.requests - ok + (one.result.requests - (one.result.statuses[200] ?? 0)),
       bareRps: bare.rps, bareP50: bare.p50Ms, bareP99: bare.p99Ms, loopP99: delay.p99, loopMax: delay.max,
       oneRps: (one.result.statuses[200] ?? 0) / ctx.seconds, oneP50: one.result.p50Ms, oneP99: one.result.p99Ms, oneLoopP99: one.delay.p99, oneLoopMax: one.delay.max,
@@ -98,6 +130,16 @@ const row: BenchRow = {
       ratio: fmt.ratio(m.oneRps!, m.bareOneRps!),
     },
     { what: `(same) CPU cores used during the run, of ${os.availableParallelism()}`, product: coresLine(m), peer: '', ratio: '' },
+    { what: '`GET /v1/jobs/{id}` (running job: live progress from Temporal), 8 connections', product: `${fmt.rate(m.runRps!, 'req/s')}, p50 ${fmt.ms(m.runP50!)}, p99 ${fmt.ms(m.runP99!)}; event-loop delay max ${fmt.ms(m.runLoopMax!)}`, peer: '', ratio: '' },
+    { what: '`GET /v1/jobs/{id}` (running job), 1 connection', product: `${fmt.rate(m.runOneRps!, 'req/s')}, p50 ${fmt.ms(m.runOneP50!)}, p99 ${fmt.ms(m.runOneP99!)}; event-loop delay max ${fmt.ms(m.runOneLoopMax!)}${m.runNon200 ? `; ${m.runNon200} not 200` : ''}`, peer: '', ratio: '' },
+    ...(
+      [
+        ['done8', `completed, ${CONNECTIONS} connections`],
+        ['done1', 'completed, 1 connection'],
+        ['run8', `running, ${CONNECTIONS} connections`],
+        ['run1', 'running, 1 connection'],
+      ] as const
+    ).map(([prefix, what]) => ({ what: `(stages) ${what}: where the slowest 1 % of reads spent their time (Server-Timing), beside the median read`, product: stageLine(m, prefix), peer: '', ratio: '' })),
   ],
   async teardown() {
     await peer?.stop();
