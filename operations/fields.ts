@@ -53,7 +53,7 @@ export const WebhookUrl = httpUrl('Receives this job\'s job.completed / job.fail
   .default(null);
 
 /** A URL given to a webhook endpoint (same rules as every other URL the service calls). */
-export const TargetUrl = httpUrl('Delivery target (http or https on a public host)', 'https://example.com/hooks/media');
+export const TargetUrl = httpUrl('Delivery target (http or https on a public host; the host name within DNS limits: at most 253 characters, labels of at most 63)', 'https://example.com/hooks/media');
 
 const TIME_HELP = 'must be HH:MM:SS, MM:SS or a number of seconds';
 
