@@ -2,6 +2,7 @@
 // OpenAI-compatible routes, MCP tools. It waits on the job's workflow (Temporal long-polls its
 // result), then reads the row the workflow wrote before it closed. Only while the engine cannot say
 // (the workflow not started yet by the outbox, Temporal away) is the row read again, at most once a second.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/core';
 import type { Job } from './entity';
 import type { Orchestrator } from './orchestrator';
@@ -27,18 +28,7 @@ export async function waitForJobEnd(em: EntityManager, orchestrator: Pick<Orches
     const left = deadline - Date.now();
     if (!job || jobEnded(job) || left <= 0 || wait.signal?.aborted) return job;
     const outcome = await orchestrator.awaitJobEnd(jobId, { timeoutMs: left, signal: wait.signal });
-    if (outcome === 'unknown') await pause(Math.min(delay, left), wait.signal);
+    // an abort ends the pause early; the loop then returns the row as it is
+    if (outcome === 'unknown') await sleep(Math.min(delay, left), undefined, { signal: wait.signal }).catch(() => undefined);
   }
-}
-
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

@@ -190,7 +190,7 @@ export async function readJobBody(em: EntityManager, deps: Pick<ApiDeps, 'orches
   const job = await getJob(em, deps, accountId, jobId, stages);
   const body = JSON.stringify(job);
   stages?.mark('serialize');
-  if (job.status === 'completed' || job.status === 'failed') {
+  if (jobEnded(job)) {
     if (endedReads.size >= ENDED_READS_MAX) endedReads.delete(endedReads.keys().next().value!);
     const expires = job.expires_at ? Date.parse(job.expires_at) : Infinity;
     endedReads.set(key, { accountId, body, until: Math.min(now + ENDED_READ_TTL_MS, expires) });
