@@ -260,6 +260,19 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         assert.equal((await h.request('GET', `/v1/jobs/${crypto.randomUUID()}`, { key: a.key })).status, 404);
         assert.equal((await h.request('GET', '/v1/jobs/not-a-uuid', { key: a.key })).status, 404);
       });
+
+      it("an ended job's read, kept for its next poll, is still never shown to another account", async () => {
+        const a = await h.newAccount();
+        const b = await h.newAccount();
+        const res = await h.request('POST', '/v1/download', { key: a.key, body: { url: SOURCE } });
+        await h.orm.em.fork().getConnection().execute(`update jobs set status = 'failed', error_message = 'the source went away', failure_kind = 'unavailable' where id = ?`, [res.body.job_id]);
+        const first = await h.request('GET', `/v1/jobs/${res.body.job_id}`, { key: a.key });
+        assert.deepEqual([first.status, first.body.status, first.body.error_message], [200, 'failed', 'the source went away']);
+        const other = await h.request('GET', `/v1/jobs/${res.body.job_id}`, { key: b.key });
+        assert.equal(other.status, 404, JSON.stringify(other.body));
+        const again = await h.request('GET', `/v1/jobs/${res.body.job_id.toUpperCase()}`, { key: a.key });
+        assert.deepEqual(again.body, first.body);
+      });
     });
 
     describe('account and cancel (beyond the contract)', () => {
