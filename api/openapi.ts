@@ -74,9 +74,10 @@ const TAGS = [
   { name: 'OpenAI-compatible audio', description: 'OpenAI\'s /audio/transcriptions and /audio/translations: its SDKs work with base_url pointed here', prefixes: ['/v1/audio/'] },
   { name: 'Uploads', description: 'Files sent to use as a job\'s source (upload_id in place of url)', prefixes: ['/v1/uploads'] },
   { name: 'Jobs', description: 'Follow, list and cancel jobs', prefixes: ['/v1/jobs'] },
+  { name: 'Batches', description: 'One operation on every item of a playlist, channel, feed, page or URL list, each item an ordinary job', prefixes: ['/v1/batches'] },
   { name: 'Files', description: 'Result files behind signed download links', prefixes: ['/v1/files'] },
   { name: 'Info', description: 'Synchronous reads: video metadata, translation languages', prefixes: ['/v1/info', '/v1/languages'] },
-  { name: 'Webhooks', description: 'Endpoints that receive signed job events, and their delivery logs', prefixes: ['/v1/webhooks'] },
+  { name: 'Webhooks', description: 'Endpoints that receive signed job and batch events, and their delivery logs', prefixes: ['/v1/webhooks'] },
   { name: 'Account', description: 'Plan, balance, usage and jobs in flight of the key\'s account', prefixes: ['/v1/account'] },
   { name: 'Health', description: 'Liveness and readiness probes', prefixes: ['/healthz', '/readyz'] },
 ] as const;

@@ -55,6 +55,7 @@ export const JobSchema = z
     created_at: Timestamp,
     completed_at: Timestamp.nullable(),
     expires_at: Timestamp.nullable(),
+    batch_id: z.uuid().nullable().meta({ description: 'Beyond the contract: the batch this job is an item of (POST /v1/batches), else null' }),
   })
   .meta({ id: 'Job' });
 
@@ -74,6 +75,7 @@ export const PageQuerySchema = z.strictObject({
 export const ListJobsQuerySchema = PageQuerySchema.extend({
   status: z.enum(JOB_STATUSES, { error: `must be one of ${JOB_STATUSES.join(', ')}` }).optional().meta({ description: 'Only jobs in this status' }),
   job_type: z.enum(JOB_TYPES, { error: `must be one of ${JOB_TYPES.join(', ')}` }).optional().meta({ description: 'Only jobs of this type' }),
+  batch_id: z.uuid({ error: 'must be a batch id (POST /v1/batches answers with one)' }).optional().meta({ description: 'Only the item jobs of this batch' }),
 });
 
 export const IdempotencyHeaderSchema = z.object({

@@ -10,6 +10,7 @@ import { AccountEntitySchema } from '../accounts/entity';
 import { ApiKeyEntitySchema, ApiKeyUsageEntitySchema } from '../keys/entity';
 import { CreditEntryEntitySchema } from '../credits/entity';
 import { JobEntitySchema } from '../jobs/entity';
+import { BatchEntitySchema, BatchItemEntitySchema } from '../batches/entity';
 import { postgresMigrations, sqliteMigrations } from './migrations';
 import { AccountOwnerEntitySchema, DashboardSessionEntitySchema, LoginLinkEntitySchema, SignInAttemptEntitySchema } from '../accounts/owner.entity';
 import { IdempotencyRecordEntitySchema, RateLimitCounterEntitySchema, ServerSecretEntitySchema } from './system.entity';
@@ -34,6 +35,8 @@ export const ENTITIES = [
   SignInAttemptEntitySchema,
   UploadEntitySchema,
   PlatformBreakerEntitySchema,
+  BatchEntitySchema,
+  BatchItemEntitySchema,
 ];
 
 export type Orm = MikroORM;

@@ -22,6 +22,8 @@ export class Job {
   webhookUrl: string | null = null;
   /** Set while the job waits, pending, for a platform that refuses the service (its circuit breaker is open): it holds none of its account's running slots. */
   waitingPlatform: string | null = null;
+  /** The batch whose item this job is; null for a job created on its own. */
+  batchId: string | null = null;
   createdAt: Date = new Date();
   startedAt: Date | null = null;
   completedAt: Date | null = null;
@@ -31,7 +33,7 @@ export class Job {
 export const JobEntitySchema = new EntitySchema<Job>({
   class: Job,
   tableName: 'jobs',
-  indexes: [{ properties: ['accountId', 'createdAt', 'id'] }, { properties: ['accountId', 'status', 'createdAt'] }],
+  indexes: [{ properties: ['accountId', 'createdAt', 'id'] }, { properties: ['accountId', 'status', 'createdAt'] }, { properties: ['batchId'] }],
   properties: {
     id: { type: 'string', primary: true, length: 36 },
     accountId: { type: 'string', length: 36 },
@@ -48,6 +50,7 @@ export const JobEntitySchema = new EntitySchema<Job>({
     failureKind: { type: 'string', length: 16, nullable: true },
     webhookUrl: { type: 'text', nullable: true },
     waitingPlatform: { type: 'string', length: 253, nullable: true },
+    batchId: { type: 'string', length: 36, nullable: true },
     createdAt: { type: 'datetime', length: 3 },
     startedAt: { type: 'datetime', nullable: true },
     completedAt: { type: 'datetime', nullable: true },

@@ -2,6 +2,7 @@ import type { MediaJobInput } from './types';
 import type { ProgressDetails } from '../lib/job-reports';
 import type { PlanName } from '../lib/plans';
 import type { VideoInfo } from '../lib/video-info';
+import type { BatchInput } from '../batches/types';
 
 /** `refused`: the platform refuses the service for now (rate limit, bot check), whatever the video. */
 export type InfoErrorKind = 'unsupported' | 'unavailable' | 'rejected' | 'refused' | 'timeout' | 'failed';
@@ -41,6 +42,10 @@ export interface Orchestrator {
    * workflow yet, or the engine is away): the row is then the record.
    */
   awaitJobEnd(jobId: string, wait: { timeoutMs: number; signal?: AbortSignal }): Promise<'ended' | 'running' | 'unknown'>;
+  /** Starts a batch's workflow (idempotent per batch id). */
+  startBatch(input: BatchInput): Promise<void>;
+  /** Asks a batch's workflow to cancel its unfinished items; false when it had already ended. */
+  cancelBatch(batchId: string): Promise<boolean>;
 }
 
 export { jobWorkflowId } from './types';

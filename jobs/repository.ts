@@ -45,11 +45,12 @@ function unmanagedJob(em: EntityManager, row: Record<string, unknown>): Job {
 export interface JobFilter {
   status?: JobStatus;
   jobType?: JobType;
+  batchId?: string;
 }
 
 /** Newest first by (created_at, id); `after` continues from a keyset cursor's where-clause. */
 export function listAccountJobs(em: EntityManager, accountId: string, filter: JobFilter, after: Record<string, unknown> | null, limit: number): Promise<Job[]> {
-  const where: Record<string, unknown> = { accountId, ...(filter.status ? { status: filter.status } : {}), ...(filter.jobType ? { jobType: filter.jobType } : {}), ...(after ?? {}) };
+  const where: Record<string, unknown> = { accountId, ...(filter.status ? { status: filter.status } : {}), ...(filter.jobType ? { jobType: filter.jobType } : {}), ...(filter.batchId ? { batchId: filter.batchId } : {}), ...(after ?? {}) };
   return em.find(Job, where as FilterQuery<Job>, { orderBy: { createdAt: 'desc', id: 'desc' }, limit });
 }
 

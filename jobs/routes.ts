@@ -53,7 +53,7 @@ export function jobsRoutes(deps: ApiDeps): Router<ApiState> {
 
   router.get('/v1/jobs', async (ctx) => {
     const q = parseInput(ListJobsQuerySchema, ctx.query);
-    ctx.body = await listJobs(ctx.state.em, deps, accountOf(ctx), { status: q.status, jobType: q.job_type, cursor: q.cursor, limit: q.limit });
+    ctx.body = await listJobs(ctx.state.em, deps, accountOf(ctx), { status: q.status, jobType: q.job_type, batchId: q.batch_id?.toLowerCase(), cursor: q.cursor, limit: q.limit });
   });
 
   router.post('/v1/jobs/:job_id/cancel', async (ctx) => {

@@ -140,6 +140,7 @@ export function presentJob(job: Job, links: FileLinks, progress: number | null =
     created_at: job.createdAt.toISOString(),
     completed_at: job.completedAt?.toISOString() ?? null,
     expires_at: completed ? (job.expiresAt?.toISOString() ?? null) : null,
+    batch_id: job.batchId ?? null,
   };
 }
 

@@ -58,3 +58,15 @@ export function page<T extends { createdAt: Date; id: string | number }>(rows: T
   const hasMore = rows.length > limit;
   return { items, next_cursor: hasMore && items.length ? encodeCursor(items[items.length - 1]!) : null, has_more: hasMore };
 }
+
+/** A cursor over positions (0, 1, 2…) rather than (created_at, id). */
+export function encodePositionCursor(position: number): string {
+  return encodeCursor({ createdAt: new Date(position), id: position });
+}
+
+/** The position a positions cursor continues after; 422 on a bad cursor. */
+export function positionAfter(raw: string): number {
+  const c = decode(raw);
+  if (!c || c.id !== String(c.t)) throw DomainError.invalid(INVALID, [{ field: 'cursor', message: 'not a cursor this server issued' }]);
+  return c.t;
+}

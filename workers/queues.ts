@@ -3,6 +3,8 @@
 // A queue's activities are its shared steps (activities/) and the operations' own (the registry's).
 import { createToolUpdateActivities } from '../activities/source/tool-updates';
 import { createPlatformActivities } from '../platforms/breaker.activities';
+import { createBatchActivities } from '../batches/activities';
+import { createExpansionActivities } from '../batches/expansion.activities';
 import os from 'node:os';
 import type { MikroORM } from '@mikro-orm/core';
 import { createJobLifecycleActivities } from '../jobs/lifecycle.activities';
@@ -35,6 +37,8 @@ export interface QueueDeps {
   egress?: EgressProxy;
   /** Starts a job's workflow (the reconciler's), through the process's Temporal client. */
   startJob?: (input: MediaJobInput) => Promise<boolean>;
+  /** Cancels a job through its workflow (a batch's cancel), through the process's Temporal client. */
+  cancelJob?: (input: MediaJobInput) => Promise<boolean>;
   /** Where webhook attempts await a slow endpoint's answer off their slot; without it they hold the slot. */
   slowAnswers?: SlowAnswers;
 }
@@ -87,6 +91,7 @@ export const QUEUE_TABLE = {
       ...createWebhookActivities({ orm: database(d), config: d.config }),
       ...createMaintenanceActivities({ orm: database(d), storage: d.storage, startJob: d.startJob }),
       ...createPlatformActivities({ orm: database(d), config: d.config }),
+      ...createBatchActivities({ orm: database(d), storage: d.storage, config: d.config, startJob: d.startJob, cancelJob: d.cancelJob }),
     }),
   },
   webhooks: {
@@ -107,7 +112,7 @@ export const QUEUE_TABLE = {
   },
   'media-info': {
     // info reads have capacity of their own, so a backlog of downloads never delays them
-    description: 'GET /v1/info: its short workflows and metadata reads (yt-dlp, ffprobe), apart from jobs',
+    description: 'GET /v1/info: its short workflows and metadata reads (yt-dlp, ffprobe), apart from jobs; batch sources expanded (feeds, playlists)',
     // its own workflow tasks too: a burst of job workflows on control never delays a waiting client
     runsWorkflows: true,
     interactive: true,
@@ -119,8 +124,10 @@ export const QUEUE_TABLE = {
     sharedByAccount: { inFlightPerAccount: 'maxInfoReads' },
     activities: (deps: QueueDeps) => {
       const { config, storage } = deps;
-      const source = createSourceActivities({ ytdlp: createYtDlpEngine(ytdlpOptionsOf(config)), ffmpeg: createFfmpegEngine(config), storage, egress: egressOf(deps), config });
-      return { readInfo: source.readInfo };
+      const ytdlp = createYtDlpEngine(ytdlpOptionsOf(config));
+      const source = createSourceActivities({ ytdlp, ffmpeg: createFfmpegEngine(config), storage, egress: egressOf(deps), config });
+      const expansion = createExpansionActivities({ ytdlp, egress: egressOf(deps), storage, allowPrivateNetwork: config.allowPrivateNetwork });
+      return { readInfo: source.readInfo, expandBatchSource: expansion.expandBatchSource };
     },
   },
   'media-fetch': {

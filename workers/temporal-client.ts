@@ -11,7 +11,8 @@ import { accountPriority } from '../lib/plans';
 import { TASK_QUEUES } from '../lib/queues';
 import { ACCOUNT_ID, JOB_ID, JOB_STATUS, JOB_TYPE, SEARCH_ATTRIBUTES } from '../lib/search-attributes';
 import type { VideoInfo } from '../lib/video-info';
-import type { infoWorkflow, mediaJobWorkflow } from '../workflows';
+import type { batchWorkflow, infoWorkflow, mediaJobWorkflow } from '../workflows';
+import { batchWorkflowId, CANCEL_BATCH_SIGNAL } from '../batches/types';
 
 /** Opens a client connection to the Temporal frontend. */
 export async function connectTemporal(address: string, namespace: string): Promise<Client> {
@@ -144,6 +145,30 @@ export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSe
         return true;
       } catch (err) {
         if ((err as Error).name === 'WorkflowExecutionAlreadyStartedError') return false;
+        throw err;
+      }
+    },
+
+    async startBatch(input) {
+      try {
+        await client.workflow.start<typeof batchWorkflow>('batchWorkflow', {
+          taskQueue: 'control',
+          workflowId: batchWorkflowId(input.batchId),
+          args: [input],
+          memo: { account_id: input.accountId, operation: input.operation, plan: input.plan },
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        });
+      } catch (err) {
+        if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
+      }
+    },
+
+    async cancelBatch(batchId) {
+      try {
+        await client.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, () => client.workflow.getHandle(batchWorkflowId(batchId)).signal(CANCEL_BATCH_SIGNAL));
+        return true;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError || /already completed/i.test((err as Error).message)) return false;
         throw err;
       }
     },

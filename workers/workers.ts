@@ -30,6 +30,8 @@ export interface WorkerDeps {
   orm?: MikroORM;
   /** Starts a job's workflow, for the reconciler on the control queue. */
   startJob?: (input: MediaJobInput) => Promise<boolean>;
+  /** Cancels a job through its workflow (a batch's cancel). */
+  cancelJob?: (input: MediaJobInput) => Promise<boolean>;
   /** Where the webhooks queue's attempts await slow answers off their slot (the process's client). */
   slowAnswers?: SlowAnswers;
 }
@@ -76,7 +78,7 @@ export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Prom
         connection,
         namespace: config.temporalNamespace,
         taskQueue: queue,
-        activities: queueActivities(queue, { config, storage, orm: deps.orm, egress, startJob: deps.startJob, slowAnswers: deps.slowAnswers }),
+        activities: queueActivities(queue, { config, storage, orm: deps.orm, egress, startJob: deps.startJob, cancelJob: deps.cancelJob, slowAnswers: deps.slowAnswers }),
         maxConcurrentActivityTaskExecutions: share.slots,
         // progress and cancellations travel on heartbeats: let them through every second, not every 48 s
         maxHeartbeatThrottleInterval: '1 second',

@@ -70,6 +70,13 @@ export const mediaInfo = queueProxy('media-info', {
   retry: { initialInterval: '1 second', maximumAttempts: 2, nonRetryableErrorTypes },
 });
 
+/** A batch's source expanded (a feed read, yt-dlp's flat listing): cut off by the step itself after EXPANSION_SECONDS, retried once. */
+export const mediaInfoExpansion = queueProxy('media-info', {
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '20 seconds',
+  retry: { initialInterval: '2 seconds', maximumAttempts: 2, nonRetryableErrorTypes },
+});
+
 /** CPU-bound ffmpeg and sharp: download finishing and editing, previews, fingerprints. */
 export const mediaProcess = queueProxy('media-process', toolRun());
 

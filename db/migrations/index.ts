@@ -9,6 +9,7 @@ import { Migration20261126100000 as PgUploads } from './postgresql/Migration2026
 import { Migration20261127100000 as PgFailureKind } from './postgresql/Migration20261127100000';
 import { Migration20261128100000 as PgOutputFiles } from './postgresql/Migration20261128100000';
 import { Migration20261129100000 as PgPlatformBreakers } from './postgresql/Migration20261129100000';
+import { Migration20261202100000 as PgBatches } from './postgresql/Migration20261202100000';
 import { Migration20261121000000 as SqliteInitial } from './sqlite/Migration20261121000000';
 import { Migration20261121010000 as SqliteIdempotency } from './sqlite/Migration20261121010000';
 import { Migration20261121020000 as SqliteWebhooks } from './sqlite/Migration20261121020000';
@@ -19,6 +20,7 @@ import { Migration20261126100000 as SqliteUploads } from './sqlite/Migration2026
 import { Migration20261127100000 as SqliteFailureKind } from './sqlite/Migration20261127100000';
 import { Migration20261128100000 as SqliteOutputFiles } from './sqlite/Migration20261128100000';
 import { Migration20261129100000 as SqlitePlatformBreakers } from './sqlite/Migration20261129100000';
+import { Migration20261202100000 as SqliteBatches } from './sqlite/Migration20261202100000';
 
 // Listed explicitly so migrations run the same from source and from dist/, per dialect.
 export const sqliteMigrations: MigrationObject[] = [
@@ -32,6 +34,7 @@ export const sqliteMigrations: MigrationObject[] = [
   { name: 'Migration20261127100000', class: SqliteFailureKind },
   { name: 'Migration20261128100000', class: SqliteOutputFiles },
   { name: 'Migration20261129100000', class: SqlitePlatformBreakers },
+  { name: 'Migration20261202100000', class: SqliteBatches },
 ];
 export const postgresMigrations: MigrationObject[] = [
   { name: 'Migration20261121000000', class: PgInitial },
@@ -44,4 +47,5 @@ export const postgresMigrations: MigrationObject[] = [
   { name: 'Migration20261127100000', class: PgFailureKind },
   { name: 'Migration20261128100000', class: PgOutputFiles },
   { name: 'Migration20261129100000', class: PgPlatformBreakers },
+  { name: 'Migration20261202100000', class: PgBatches },
 ];

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { runProcess } from '../child-process';
+import type { CollectionItem, CollectionListing } from '../collections/collection';
 import { urlHost } from '../../lib/address-policy';
 import { projectRoot, type Config } from '../../lib/config';
 import { log } from '../../lib/logger';
@@ -142,6 +143,12 @@ export interface YtDlpEngine {
    * `format` (and `sort`), the result also names the selected format(s), as a download would pick them.
    */
   probe(url: string, opts: { proxyUrl: string; signal?: AbortSignal; format?: string; sort?: string; context?: RunContext }): Promise<YtDlpInfo>;
+  /**
+   * Lists what yt-dlp reads as a playlist (a channel, a playlist, a page with several videos) by its
+   * flat listing, without fetching each video's page: at most `maxItems` entries. A single video is a
+   * listing of one.
+   */
+  list(url: string, opts: { proxyUrl: string; maxItems: number; signal?: AbortSignal }): Promise<CollectionListing>;
   /** Downloads into outDir and returns the path of the final file. */
   download(req: DownloadRequest): Promise<string>;
   /** True when the URL's site has cookies (`mediasvc cookies set`): its media is then fetched by yt-dlp alone, which holds them. */
@@ -274,6 +281,14 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
       return parseSingleVideoJson<YtDlpInfo>(res.stdout);
     },
 
+    async list(url, { proxyUrl, maxItems, signal }) {
+      // one more than asked, so that a longer source is told apart from one of exactly maxItems
+      const own = ['--flat-playlist', '--dump-single-json', '--playlist-end', String(maxItems + 1), '--', url];
+      const res = await withCookies(url, (cookies) => runProcess(ytdlpBinary(opts), { ...invocation(proxyUrl, [...cookies, ...own], url), signal }));
+      if (res.code !== 0) throw classify(res.stderr, url);
+      return flatListing(res.stdout, url, maxItems);
+    },
+
     download: (req) => withCookies(req.url, (cookies) => downloadWith(req, cookies)),
   };
 
@@ -338,6 +353,41 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
     await fs.access(printed);
     return printed;
   }
+}
+
+type FlatEntry = { _type?: string; id?: string; url?: string; webpage_url?: string; original_url?: string; title?: string; duration?: number; timestamp?: number; release_timestamp?: number; upload_date?: string; thumbnail?: string; thumbnails?: { url?: string }[]; entries?: FlatEntry[] };
+
+/** yt-dlp's YYYYMMDD date, or a Unix time, as ISO 8601. */
+function entryDate(e: FlatEntry): string | null {
+  const t = e.timestamp ?? e.release_timestamp;
+  if (typeof t === 'number' && Number.isFinite(t)) return new Date(t * 1000).toISOString();
+  const d = /^(\d{4})(\d{2})(\d{2})$/.exec(e.upload_date ?? '');
+  return d ? `${d[1]}-${d[2]}-${d[3]}T00:00:00.000Z` : null;
+}
+
+const httpUrl = (u: string | undefined): string | null => (u && /^https?:\/\//i.test(u) ? u : null);
+
+/** `--flat-playlist --dump-single-json` output as a listing: entries of a playlist, or the one video. */
+export function flatListing(stdout: string, sourceUrl: string, maxItems: number): CollectionListing {
+  let info: FlatEntry;
+  try {
+    info = JSON.parse(stdout) as FlatEntry;
+  } catch {
+    throw new YtDlpError('failed', 'yt-dlp printed no readable listing');
+  }
+  const toItem = (e: FlatEntry, page: string | null): CollectionItem | null => {
+    // a flat entry (a link to a video's page) is its url; a full one found in a page, its media's url, as the page's is every entry's
+    const url = e._type === 'url' || e._type === 'url_transparent' ? httpUrl(e.url) : (httpUrl(e.url) ?? httpUrl(e.webpage_url) ?? page);
+    if (!url) return null;
+    return { url, identity: e.id ?? url, title: e.title ?? null, publishedAt: entryDate(e), duration: typeof e.duration === 'number' ? e.duration : null, thumbnail: httpUrl(e.thumbnail) ?? httpUrl(e.thumbnails?.at(-1)?.url) };
+  };
+  if (info._type !== 'playlist') {
+    const one = toItem({ ...info, _type: 'url', url: httpUrl(info.webpage_url) ?? httpUrl(info.original_url) ?? sourceUrl }, null);
+    return { title: info.title ?? null, items: one ? [one] : [], truncated: null };
+  }
+  const entries = (info.entries ?? []).map((e) => toItem(e, null)).filter((i): i is CollectionItem => i !== null);
+  const truncated = entries.length > maxItems ? `the source lists more than ${maxItems} items; the first ${maxItems} were taken (the limit on one batch's items)` : null;
+  return { title: info.title ?? null, items: entries.slice(0, maxItems), truncated };
 }
 
 type InfoLike = { _type?: string; id?: string; url?: string; title?: string; extractor_key?: string; entries?: InfoLike[] };

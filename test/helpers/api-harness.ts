@@ -57,6 +57,10 @@ export class StubOrchestrator implements Orchestrator {
     // runs no workflows: the row is the record
     return 'unknown';
   }
+  async startBatch(): Promise<void> {}
+  async cancelBatch(): Promise<boolean> {
+    return false;
+  }
 }
 
 export interface Response {
