@@ -2,7 +2,7 @@
 //   lib/        pure vocabulary, time, errors, validation, config types
 //   engines/    tools, storage, egress (they know nothing of jobs or operations)
 //   db/         the database: MikroORM set-up, migrations, the service's own tables
-//   accounts/, keys/, credits/, uploads/, info/, jobs/, batches/, webhooks/, platforms/  the domains: entity, repository, service
+//   accounts/, keys/, credits/, uploads/, info/, jobs/, batches/, subscriptions/, webhooks/, platforms/  the domains: entity, repository, service
 //   activities/, operations/, workflows/   steps, the operations built from them, and the
 //               workflows that run them (an operation's runner and a *.workflow.ts are workflow code)
 //   api/, workers/, bin/, and each domain's routes.ts and dashboard pages   entry points
@@ -14,7 +14,7 @@
 // database with every domain's entity, and the job domain (its service and outputs) is validated,
 // priced and shown through the operation registry; the domains' services take the entry points'
 // ApiDeps, as types only.
-const DOMAINS = '(accounts|keys|credits|uploads|info|jobs|batches|webhooks|platforms)';
+const DOMAINS = '(accounts|keys|credits|uploads|info|jobs|batches|subscriptions|webhooks|platforms)';
 /** A domain's HTTP side: its REST routes (routes.ts, <what>.routes.ts) and dashboard pages, entry points like api/. */
 const DOMAIN_ADAPTERS = `^${DOMAINS}/(routes|[a-z-]+[.]routes|dashboard[.-][^/]*)[.]ts$`;
 const WORKFLOW_CODE = '(^workflows/|[.]workflow[.]ts$|^operations/(registry|define)[.]ts$|^operations/[^/]+/runner[.]ts$)';
@@ -67,7 +67,7 @@ module.exports = {
       name: 'domains-below-operations',
       comment: 'Operations are built on the domains. The job and batch domains are the exception: the registry validates, prices and shows their jobs, and a batch expands its source with the source steps.',
       severity: 'error',
-      from: { path: `^${DOMAINS}/`, pathNot: ['^(jobs|batches)/', DOMAIN_ADAPTERS, '[.]workflow[.]ts$'] },
+      from: { path: `^${DOMAINS}/`, pathNot: ['^(jobs|batches|subscriptions)/', DOMAIN_ADAPTERS, '[.]workflow[.]ts$'] },
       to: { path: '^(activities|operations|workflows)/' },
     },
     {

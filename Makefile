@@ -34,7 +34,7 @@ lint: build lint-layers
 	@npx eslint --cache --cache-strategy content --cache-location .eslintcache .
 
 # The layers (.dependency-cruiser.cjs): no value cycles, no import from a higher layer.
-LAYERED_FOLDERS := lib engines db accounts keys credits uploads info jobs batches webhooks platforms activities operations workflows workers api bin
+LAYERED_FOLDERS := lib engines db accounts keys credits uploads info jobs batches subscriptions webhooks platforms activities operations workflows workers api bin
 lint-layers:
 	@npx depcruise --output-type err $(LAYERED_FOLDERS)
 

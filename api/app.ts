@@ -16,6 +16,7 @@ import { idempotency } from './idempotency.middleware';
 import { infoRoutes } from '../info/routes';
 import { jobsRoutes } from '../jobs/routes';
 import { batchesRoutes } from '../batches/routes';
+import { subscriptionsRoutes } from '../subscriptions/routes';
 import { mcpRoutes } from './mcp/mcp.routes';
 import { languagesRoutes } from '../info/languages.routes';
 import { accountRoutes } from '../accounts/routes';
@@ -105,7 +106,7 @@ export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknow
   authed.use(requireAuth());
   const idem = idempotency();
   authed.use((ctx, next) => (ctx.method === 'POST' ? idem(ctx, next) : next()));
-  for (const r of [operationsRoutes(deps), batchesRoutes(deps), jobsRoutes(deps), infoRoutes(deps), webhooksRoutes(deps), languagesRoutes(deps), accountRoutes()]) authed.use(r.routes());
+  for (const r of [operationsRoutes(deps), batchesRoutes(deps), subscriptionsRoutes(deps), jobsRoutes(deps), infoRoutes(deps), webhooksRoutes(deps), languagesRoutes(deps), accountRoutes()]) authed.use(r.routes());
 
   app.use(methodNotAllowed([pub, files, uploads, audio, authed]));
   app.use(pub.routes());

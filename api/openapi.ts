@@ -75,6 +75,7 @@ const TAGS = [
   { name: 'Uploads', description: 'Files sent to use as a job\'s source (upload_id in place of url)', prefixes: ['/v1/uploads'] },
   { name: 'Jobs', description: 'Follow, list and cancel jobs', prefixes: ['/v1/jobs'] },
   { name: 'Batches', description: 'One operation on every item of a playlist, channel, feed, page or URL list, each item an ordinary job', prefixes: ['/v1/batches'] },
+  { name: 'Subscriptions', description: 'Channels, playlists and feeds watched on a Temporal Schedule: each new item runs the operation once', prefixes: ['/v1/subscriptions'] },
   { name: 'Files', description: 'Result files behind signed download links', prefixes: ['/v1/files'] },
   { name: 'Info', description: 'Synchronous reads: video metadata, translation languages', prefixes: ['/v1/info', '/v1/languages'] },
   { name: 'Webhooks', description: 'Endpoints that receive signed job and batch events, and their delivery logs', prefixes: ['/v1/webhooks'] },

@@ -20,7 +20,7 @@ import { OPERATIONS } from '../operations/registry';
 import { subscribedEndpoints } from '../webhooks/repository';
 import type { EventPlan, EventTarget } from '../webhooks/activities';
 import { Batch, BatchItem } from './entity';
-import { batchCounts, batchProgress, waitingItems } from './repository';
+import { batchCounts, batchProgress, insertBatchItems, waitingItems } from './repository';
 import { LIST_OPERATION, type BatchCounts, type BatchProgress } from './types';
 
 export interface BatchActivityDeps {
@@ -38,9 +38,6 @@ export function itemJobId(batchId: string, position: number): string {
   const h = crypto.createHash('sha256').update(`${batchId}:${position}`).digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
-
-/** Items stored per insert. */
-const INSERT_CHUNK = 500;
 
 export function createBatchActivities(deps: BatchActivityDeps) {
   const { orm, storage, config } = deps;
@@ -107,22 +104,7 @@ export function createBatchActivities(deps: BatchActivityDeps) {
         const listing = batch.operation === LIST_OPERATION;
         await em.transactional(async (tx) => {
           await tx.nativeDelete(BatchItem, { batchId: batch.id });
-          for (let i = 0; i < items.length; i += INSERT_CHUNK) {
-            const rows = items.slice(i, i + INSERT_CHUNK).map((it, k) => ({
-              batchId: batch.id,
-              position: i + k,
-              url: it.url,
-              identity: it.identity,
-              title: it.title,
-              publishedAt: it.publishedAt ? new Date(it.publishedAt) : null,
-              duration: it.duration,
-              thumbnail: it.thumbnail,
-              state: listing ? ('listed' as const) : ('waiting' as const),
-              jobId: null,
-              reason: null,
-            }));
-            await tx.insertMany(BatchItem, rows);
-          }
+          await insertBatchItems(tx, batch.id, items, listing ? 'listed' : 'waiting');
           const row = await tx.findOneOrFail(Batch, batch.id);
           row.status = listing ? 'completed' : 'running';
           row.note = input.note;
@@ -210,6 +192,7 @@ export function createBatchActivities(deps: BatchActivityDeps) {
           operation: batch.operation,
           counts: await batchCounts(em, batch.id),
           error: batch.error,
+          subscription_id: batch.subscriptionId,
           created_at: batch.createdAt.toISOString(),
           completed_at: batch.completedAt?.toISOString() ?? null,
         },

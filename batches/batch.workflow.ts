@@ -1,8 +1,7 @@
-import { condition, continueAsNew, defineSignal, ParentClosePolicy, setHandler, startChild, workflowInfo } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
+import { condition, continueAsNew, defineSignal, setHandler, workflowInfo } from '@temporalio/workflow';
 import { failureOf } from '../jobs/media-job.workflow';
 import { control, mediaInfoExpansion } from '../workflows/activity-proxies';
-import { webhookDeliveryWorkflow } from '../webhooks/delivery.workflow';
+import { startEventDeliveries } from '../workflows/event-deliveries';
 import { CANCEL_BATCH_SIGNAL, LIST_OPERATION, type BatchCounts, type BatchInput } from './types';
 
 /** Sent by POST /v1/batches/{id}/cancel. */
@@ -62,21 +61,5 @@ export async function batchWorkflow(input: BatchInput & { cancelRequested?: bool
 
 /** batch.completed to each target, as its own delivery workflow (ids stable per batch and target: never sent twice). */
 async function startBatchEventDeliveries(batchId: string): Promise<void> {
-  const event = 'batch.completed';
-  const plan = await control.planBatchEvent({ batchId });
-  await Promise.all(
-    plan.targets.map(async (target) => {
-      try {
-        await startChild(webhookDeliveryWorkflow, {
-          workflowId: `webhook-${batchId}-${event}-${target.key}`,
-          taskQueue: 'webhooks',
-          parentClosePolicy: ParentClosePolicy.ABANDON,
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          args: [{ deliveryId: `whd_${batchId}_${event}_${target.key}`, accountId: plan.accountId, webhookId: target.webhookId, url: target.url, event, jobId: batchId, body: plan.body, scheduleMs: plan.scheduleMs }],
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
-    }),
-  );
+  await startEventDeliveries(await control.planBatchEvent({ batchId }), 'batch.completed', batchId, batchId);
 }

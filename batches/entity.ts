@@ -18,6 +18,8 @@ export class Batch {
   note: string | null = null;
   /** What `list` was charged (an info read's cost); item jobs carry their own charges. */
   creditsCharged = 0;
+  /** The subscription whose check found these items; null for a batch created by a client. */
+  subscriptionId: string | null = null;
   createdAt: Date = new Date();
   completedAt: Date | null = null;
 }
@@ -25,7 +27,7 @@ export class Batch {
 export const BatchEntitySchema = new EntitySchema<Batch>({
   class: Batch,
   tableName: 'batches',
-  indexes: [{ properties: ['accountId', 'createdAt', 'id'] }],
+  indexes: [{ properties: ['accountId', 'createdAt', 'id'] }, { properties: ['subscriptionId'] }],
   properties: {
     id: { type: 'string', primary: true, length: 36 },
     accountId: { type: 'string', length: 36 },
@@ -38,6 +40,7 @@ export const BatchEntitySchema = new EntitySchema<Batch>({
     error: { type: 'text', nullable: true },
     note: { type: 'text', nullable: true },
     creditsCharged: { type: 'integer' },
+    subscriptionId: { type: 'string', length: 36, nullable: true },
     createdAt: { type: 'datetime', length: 3 },
     completedAt: { type: 'datetime', nullable: true },
   },

@@ -1,7 +1,8 @@
 // Queries of batches and their items. An item's status is its job's once it has one.
 import type { EntityManager } from '@mikro-orm/core';
 import { readRows } from '../db/bound-drivers';
-import { Batch, BatchItem } from './entity';
+import type { CollectionItem } from '../engines/collections/collection';
+import { Batch, BatchItem, type BatchItemState } from './entity';
 import { BATCH_ITEM_STATUSES, type BatchCounts, type BatchItemStatus } from './types';
 
 /** A batch id as the API shows it (any other string names no batch). */
@@ -75,4 +76,27 @@ export async function batchProgress(em: EntityManager, batchId: string): Promise
     [batchId, batchId],
   );
   return { waiting: Number(row?.waiting ?? 0), unfinished: Number(row?.unfinished ?? 0) };
+}
+
+/** Items stored per insert. */
+const INSERT_CHUNK = 500;
+
+/** Stores a batch's items in order, from position 0 (inside the caller's transaction). */
+export async function insertBatchItems(em: EntityManager, batchId: string, items: CollectionItem[], state: BatchItemState): Promise<void> {
+  for (let i = 0; i < items.length; i += INSERT_CHUNK) {
+    const rows = items.slice(i, i + INSERT_CHUNK).map((it, k) => ({
+      batchId,
+      position: i + k,
+      url: it.url,
+      identity: it.identity,
+      title: it.title,
+      publishedAt: it.publishedAt ? new Date(it.publishedAt) : null,
+      duration: it.duration,
+      thumbnail: it.thumbnail,
+      state,
+      jobId: null,
+      reason: null,
+    }));
+    await em.insertMany(BatchItem, rows);
+  }
 }

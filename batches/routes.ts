@@ -30,6 +30,7 @@ const BatchFields = {
   note: z.string().nullable().meta({ description: 'What a limit left out of the source, and which limit' }),
   credits_charged: z.number().int().meta({ description: "The batch's own charge (`list`); each item job carries its own" }),
   webhook_url: z.string().nullable(),
+  subscription_id: z.uuid().nullable().meta({ description: 'The subscription whose check found these items; null for a batch created by a client' }),
   created_at: Timestamp,
   completed_at: Timestamp.nullable(),
 };

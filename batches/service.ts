@@ -16,7 +16,6 @@ import { parseInput } from '../lib/validation';
 import { OPERATIONS } from '../operations/registry';
 import { Batch } from './entity';
 import { batchCounts, findAccountBatch, listBatchItems } from './repository';
-import type { CreateBatchRequest } from './schemas';
 import { CreateBatchSchema } from './schemas';
 import { LIST_OPERATION, type BatchCounts, type BatchSelection } from './types';
 
@@ -31,15 +30,13 @@ export interface BatchCreated {
   created_at: string;
 }
 
-/** 422 unless `parameters` make a valid request of the operation for the source's first URL. */
-function checkParameters(deps: ApiDeps, req: CreateBatchRequest): void {
-  if (req.operation === LIST_OPERATION) return;
+/** 422 unless `parameters` make a valid request of `operation` for `url` (each item's own URL takes its place). */
+export function checkOperationParameters(deps: Pick<ApiDeps, 'speech'>, operation: JobType, parameters: Record<string, unknown>, url: string): void {
   for (const field of ['url', 'upload_id', 'webhook_url']) {
-    if (field in req.parameters) throw DomainError.invalidField(`parameters.${field}`, field === 'webhook_url' ? 'is the batch\'s own field: give webhook_url beside parameters' : 'comes from the source: each item is its own URL');
+    if (field in parameters) throw DomainError.invalidField(`parameters.${field}`, field === 'webhook_url' ? "is the collection's own field: give webhook_url beside parameters" : 'comes from the source: each item is its own URL');
   }
-  const op = OPERATIONS[req.operation as JobType];
-  const url = 'url' in req.source ? req.source.url : req.source.urls[0]!;
-  const res = op.request.safeParse({ ...req.parameters, url });
+  const op = OPERATIONS[operation];
+  const res = op.request.safeParse({ ...parameters, url });
   if (!res.success) {
     const errors = res.error.issues.map((i) => ({ field: ['parameters', ...i.path.map(String)].join('.'), message: i.message }));
     throw DomainError.invalid(errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
@@ -53,7 +50,7 @@ export async function createBatch(em: EntityManager, deps: ApiDeps, account: Acc
   const req = parseInput(CreateBatchSchema, body);
   const cap = PLANS[account.plan].maxBatchItems;
   if (req.max_items !== undefined && req.max_items > cap) throw DomainError.invalidField('max_items', `is more than the ${account.plan} plan's limit of ${cap} items per batch`);
-  checkParameters(deps, req);
+  if (req.operation !== LIST_OPERATION) checkOperationParameters(deps, req.operation as JobType, req.parameters, 'url' in req.source ? req.source.url : req.source.urls[0]!);
   if ('url' in req.source) await assertReachable('source.url', req.source.url, deps.config.allowPrivateNetwork);
   if (req.webhook_url) await assertReachable('webhook_url', req.webhook_url, deps.config.allowPrivateNetwork);
   const selection: BatchSelection = { maxItems: req.max_items ?? cap, after: req.after ?? null, before: req.before ?? null, order: req.order };
@@ -108,6 +105,7 @@ function presentBatch(batch: Batch, counts: BatchCounts) {
     note: batch.note,
     credits_charged: batch.creditsCharged,
     webhook_url: batch.webhookUrl,
+    subscription_id: batch.subscriptionId,
     created_at: batch.createdAt.toISOString(),
     completed_at: batch.completedAt?.toISOString() ?? null,
   };

@@ -187,7 +187,7 @@ export async function startWorkers(config: Config, queues: TaskQueue[], address:
   const orchestrator = controlClient ? createTemporalOrchestrator(controlClient, { ...config, searchAttributes }) : null;
   if (controlClient) setBacklogReader(taskQueueBacklog(controlClient));
   setDiskReader(config.dataDir, config.minFreeDiskMb * 2 ** 20);
-  const workers = await createWorkers(queues, { config, storage, connection, orm, slowAnswers, startJob: orchestrator ? (input) => orchestrator.startJob(input) : undefined, cancelJob: orchestrator ? (input) => orchestrator.cancelJob(input) : undefined });
+  const workers = await createWorkers(queues, { config, storage, connection, orm, slowAnswers, startJob: orchestrator ? (input) => orchestrator.startJob(input) : undefined, cancelJob: orchestrator ? (input) => orchestrator.cancelJob(input) : undefined, pauseSchedule: orchestrator ? (id, note) => orchestrator.pauseSchedule(id, note) : undefined });
   const done = runWorkers(workers).finally(async () => {
     // attempts awaiting a slow endpoint finish within the webhook window and are reported before the connection goes
     await slowAnswers?.drain();

@@ -11,6 +11,7 @@ import { ApiKeyEntitySchema, ApiKeyUsageEntitySchema } from '../keys/entity';
 import { CreditEntryEntitySchema } from '../credits/entity';
 import { JobEntitySchema } from '../jobs/entity';
 import { BatchEntitySchema, BatchItemEntitySchema } from '../batches/entity';
+import { SubscriptionEntitySchema, SubscriptionItemEntitySchema } from '../subscriptions/entity';
 import { postgresMigrations, sqliteMigrations } from './migrations';
 import { AccountOwnerEntitySchema, DashboardSessionEntitySchema, LoginLinkEntitySchema, SignInAttemptEntitySchema } from '../accounts/owner.entity';
 import { IdempotencyRecordEntitySchema, RateLimitCounterEntitySchema, ServerSecretEntitySchema } from './system.entity';
@@ -37,6 +38,8 @@ export const ENTITIES = [
   PlatformBreakerEntitySchema,
   BatchEntitySchema,
   BatchItemEntitySchema,
+  SubscriptionEntitySchema,
+  SubscriptionItemEntitySchema,
 ];
 
 export type Orm = MikroORM;

@@ -3,6 +3,7 @@ import type { ProgressDetails } from '../lib/job-reports';
 import type { PlanName } from '../lib/plans';
 import type { VideoInfo } from '../lib/video-info';
 import type { BatchInput } from '../batches/types';
+import type { SubscriptionScheduleSpec } from '../subscriptions/types';
 
 /** `refused`: the platform refuses the service for now (rate limit, bot check), whatever the video. */
 export type InfoErrorKind = 'unsupported' | 'unavailable' | 'rejected' | 'refused' | 'timeout' | 'failed';
@@ -46,6 +47,14 @@ export interface Orchestrator {
   startBatch(input: BatchInput): Promise<void>;
   /** Asks a batch's workflow to cancel its unfinished items; false when it had already ended. */
   cancelBatch(batchId: string): Promise<boolean>;
+  /** Creates a subscription's Schedule, or brings it up to date (interval, paused). */
+  upsertSubscriptionSchedule(spec: SubscriptionScheduleSpec): Promise<void>;
+  /** Removes a subscription's Schedule (gone already is fine). */
+  deleteSubscriptionSchedule(subscriptionId: string): Promise<void>;
+  /** Runs a subscription's check now. */
+  triggerSubscriptionSchedule(subscriptionId: string): Promise<void>;
+  /** Pauses a Schedule, with a note the Temporal UI shows. */
+  pauseSchedule(scheduleId: string, note: string): Promise<void>;
 }
 
 export { jobWorkflowId } from './types';

@@ -100,6 +100,7 @@ const EnvSchema = z.object({
   DISK_FULL_RETRY_SECONDS: z.coerce.number().min(0).max(3600).default(30),
   RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(15),
   RECONCILE_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
+  SUBSCRIPTION_MIN_CHECK_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
   QUEUE_CONCURRENCY: z
     .string()
     .default('')
@@ -190,6 +191,8 @@ export type Config = {
   diskFullRetryMs: number;
   /** How often the reconciler looks for jobs whose workflow was never started, and how old they must be. */
   reconcileIntervalSeconds: number;
+  /** The floor of a subscription's check_every (SUBSCRIPTION_MIN_CHECK_SECONDS). */
+  subscriptionMinCheckSeconds: number;
   reconcileAfterSeconds: number;
   /** GET /metrics on the API port answers a bearer of this token (404 without it). */
   metricsToken: string | undefined;
@@ -333,6 +336,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     minFreeDiskMb: e.MIN_FREE_DISK_MB,
     diskFullRetryMs: e.DISK_FULL_RETRY_SECONDS * 1000,
     reconcileIntervalSeconds: e.RECONCILE_INTERVAL_SECONDS,
+    subscriptionMinCheckSeconds: e.SUBSCRIPTION_MIN_CHECK_SECONDS,
     reconcileAfterSeconds: e.RECONCILE_AFTER_SECONDS,
     whisperPython: e.WHISPER_PYTHON ?? path.join(projectRoot, '.venv/bin/python'),
     whisperModelDirs: (e.WHISPER_MODEL_DIRS ?? '').split(path.delimiter).filter(Boolean).map((d) => path.resolve(d)),

@@ -2,20 +2,21 @@
 // and its share of the workers when accounts compete (fairnessWeight: Temporal dispatches each queue's
 // tasks round-robin across accounts, weighted by this; maxRunningJobs: jobs processing at once, the
 // rest wait pending in order; maxInfoReads: GET /v1/info reads in flight at once; maxBatchItems: the
-// items one batch takes from its source). A source limit
+// items one batch, or one subscription's check, takes from its source; maxSubscriptions: subscriptions
+// at once). A source limit
 // above the service's own (MAX_SOURCE_BYTES, MAX_SOURCE_DURATION_SECONDS) is capped by it.
 
 const GiB = 1024 ** 3;
 const HOUR = 3600;
 
 export const PLANS = {
-  free: { requestsPerMinute: 10, monthlyCredits: 25, maxSourceBytes: 0.5 * GiB, maxSourceSeconds: 1 * HOUR, fairnessWeight: 1, maxRunningJobs: 2, maxInfoReads: 2, maxBatchItems: 100 },
-  starter: { requestsPerMinute: 60, monthlyCredits: 1_000, maxSourceBytes: 2 * GiB, maxSourceSeconds: 2 * HOUR, fairnessWeight: 2, maxRunningJobs: 4, maxInfoReads: 4, maxBatchItems: 1_000 },
-  pro: { requestsPerMinute: 200, monthlyCredits: 2_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR, fairnessWeight: 3, maxRunningJobs: 8, maxInfoReads: 8, maxBatchItems: 2_500 },
-  growth: { requestsPerMinute: 500, monthlyCredits: 10_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR, fairnessWeight: 4, maxRunningJobs: 12, maxInfoReads: 12, maxBatchItems: 5_000 },
-  business: { requestsPerMinute: 1_000, monthlyCredits: 35_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR, fairnessWeight: 5, maxRunningJobs: 16, maxInfoReads: 16, maxBatchItems: 10_000 },
+  free: { requestsPerMinute: 10, monthlyCredits: 25, maxSourceBytes: 0.5 * GiB, maxSourceSeconds: 1 * HOUR, fairnessWeight: 1, maxRunningJobs: 2, maxInfoReads: 2, maxBatchItems: 100, maxSubscriptions: 2 },
+  starter: { requestsPerMinute: 60, monthlyCredits: 1_000, maxSourceBytes: 2 * GiB, maxSourceSeconds: 2 * HOUR, fairnessWeight: 2, maxRunningJobs: 4, maxInfoReads: 4, maxBatchItems: 1_000, maxSubscriptions: 10 },
+  pro: { requestsPerMinute: 200, monthlyCredits: 2_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR, fairnessWeight: 3, maxRunningJobs: 8, maxInfoReads: 8, maxBatchItems: 2_500, maxSubscriptions: 25 },
+  growth: { requestsPerMinute: 500, monthlyCredits: 10_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR, fairnessWeight: 4, maxRunningJobs: 12, maxInfoReads: 12, maxBatchItems: 5_000, maxSubscriptions: 50 },
+  business: { requestsPerMinute: 1_000, monthlyCredits: 35_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR, fairnessWeight: 5, maxRunningJobs: 16, maxInfoReads: 16, maxBatchItems: 10_000, maxSubscriptions: 100 },
   // the contract's custom plan "with higher limits"; its figures are set here until sales sets them per account
-  enterprise: { requestsPerMinute: 10_000, monthlyCredits: 100_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR, fairnessWeight: 6, maxRunningJobs: 32, maxInfoReads: 32, maxBatchItems: 10_000 },
+  enterprise: { requestsPerMinute: 10_000, monthlyCredits: 100_000, maxSourceBytes: 4 * GiB, maxSourceSeconds: 4 * HOUR, fairnessWeight: 6, maxRunningJobs: 32, maxInfoReads: 32, maxBatchItems: 10_000, maxSubscriptions: 500 },
 } as const;
 export type PlanName = keyof typeof PLANS;
 export const PLAN_NAMES = Object.keys(PLANS) as PlanName[];

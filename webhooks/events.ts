@@ -1,6 +1,6 @@
 // Webhook events and delivery targets: pure, shared by the API, the activities and the delivery workflow.
 
-export const WEBHOOK_EVENTS = ['job.completed', 'job.failed', 'batch.completed'] as const;
+export const WEBHOOK_EVENTS = ['job.completed', 'job.failed', 'batch.completed', 'subscription.paused'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 export const MAX_ENDPOINTS_PER_ACCOUNT = 10;
 

@@ -5,6 +5,7 @@ import { createToolUpdateActivities } from '../activities/source/tool-updates';
 import { createPlatformActivities } from '../platforms/breaker.activities';
 import { createBatchActivities } from '../batches/activities';
 import { createExpansionActivities } from '../batches/expansion.activities';
+import { createSubscriptionActivities } from '../subscriptions/activities';
 import os from 'node:os';
 import type { MikroORM } from '@mikro-orm/core';
 import { createJobLifecycleActivities } from '../jobs/lifecycle.activities';
@@ -39,6 +40,8 @@ export interface QueueDeps {
   startJob?: (input: MediaJobInput) => Promise<boolean>;
   /** Cancels a job through its workflow (a batch's cancel), through the process's Temporal client. */
   cancelJob?: (input: MediaJobInput) => Promise<boolean>;
+  /** Pauses a Schedule (a subscription that keeps failing), through the process's Temporal client. */
+  pauseSchedule?: (scheduleId: string, note: string) => Promise<void>;
   /** Where webhook attempts await a slow endpoint's answer off their slot; without it they hold the slot. */
   slowAnswers?: SlowAnswers;
 }
@@ -92,6 +95,7 @@ export const QUEUE_TABLE = {
       ...createMaintenanceActivities({ orm: database(d), storage: d.storage, startJob: d.startJob }),
       ...createPlatformActivities({ orm: database(d), config: d.config }),
       ...createBatchActivities({ orm: database(d), storage: d.storage, config: d.config, startJob: d.startJob, cancelJob: d.cancelJob }),
+      ...createSubscriptionActivities({ orm: database(d), storage: d.storage, config: d.config, pauseSchedule: d.pauseSchedule }),
     }),
   },
   webhooks: {

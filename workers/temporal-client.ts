@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import net from 'node:net';
-import { Client, Connection, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
+import { Client, Connection, ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, defaultPayloadConverter, TimeoutFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { InfoError, jobWorkflowId, type Orchestrator } from '../jobs/orchestrator';
@@ -13,6 +13,7 @@ import { ACCOUNT_ID, JOB_ID, JOB_STATUS, JOB_TYPE, SEARCH_ATTRIBUTES } from '../
 import type { VideoInfo } from '../lib/video-info';
 import type { batchWorkflow, infoWorkflow, mediaJobWorkflow } from '../workflows';
 import { batchWorkflowId, CANCEL_BATCH_SIGNAL } from '../batches/types';
+import { subscriptionScheduleId } from '../subscriptions/types';
 
 /** Opens a client connection to the Temporal frontend. */
 export async function connectTemporal(address: string, namespace: string): Promise<Client> {
@@ -171,6 +172,45 @@ export function createTemporalOrchestrator(client: Client, opts: { infoTimeoutSe
         if (err instanceof WorkflowNotFoundError || /already completed/i.test((err as Error).message)) return false;
         throw err;
       }
+    },
+
+    async upsertSubscriptionSchedule(sub) {
+      const scheduleId = subscriptionScheduleId(sub.subscriptionId);
+      const spec = { intervals: [{ every: `${sub.checkEverySeconds} seconds` as const }] };
+      const action = { type: 'startWorkflow' as const, workflowType: 'subscriptionCheckWorkflow', taskQueue: 'control', workflowId: `subscription-check-${sub.subscriptionId}`, args: [{ subscriptionId: sub.subscriptionId }] };
+      const note = sub.paused ? 'paused by the account' : 'running';
+      await client.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, async () => {
+        try {
+          await client.schedule.create({
+            scheduleId,
+            spec,
+            action,
+            // a check still running when the next is due: the next is skipped, never run beside it
+            policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+            state: { paused: sub.paused, note },
+            memo: { account_id: sub.accountId, operation: sub.operation, url: sub.url },
+          });
+        } catch (err) {
+          if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+          await client.schedule.getHandle(scheduleId).update((prev) => ({ ...prev, spec, action, state: { ...prev.state, paused: sub.paused, note } }));
+        }
+      });
+    },
+
+    async deleteSubscriptionSchedule(subscriptionId) {
+      try {
+        await client.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, () => client.schedule.getHandle(subscriptionScheduleId(subscriptionId)).delete());
+      } catch (err) {
+        if (!(err instanceof ScheduleNotFoundError)) throw err;
+      }
+    },
+
+    async triggerSubscriptionSchedule(subscriptionId) {
+      await client.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, () => client.schedule.getHandle(subscriptionScheduleId(subscriptionId)).trigger(ScheduleOverlapPolicy.SKIP));
+    },
+
+    async pauseSchedule(scheduleId, note) {
+      await client.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, () => client.schedule.getHandle(scheduleId).pause(note));
     },
 
     async cancelJob(input) {

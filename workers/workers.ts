@@ -32,6 +32,8 @@ export interface WorkerDeps {
   startJob?: (input: MediaJobInput) => Promise<boolean>;
   /** Cancels a job through its workflow (a batch's cancel). */
   cancelJob?: (input: MediaJobInput) => Promise<boolean>;
+  /** Pauses a Schedule (a subscription that keeps failing). */
+  pauseSchedule?: (scheduleId: string, note: string) => Promise<void>;
   /** Where the webhooks queue's attempts await slow answers off their slot (the process's client). */
   slowAnswers?: SlowAnswers;
 }
@@ -78,7 +80,7 @@ export async function createWorkers(queues: TaskQueue[], deps: WorkerDeps): Prom
         connection,
         namespace: config.temporalNamespace,
         taskQueue: queue,
-        activities: queueActivities(queue, { config, storage, orm: deps.orm, egress, startJob: deps.startJob, cancelJob: deps.cancelJob, slowAnswers: deps.slowAnswers }),
+        activities: queueActivities(queue, { config, storage, orm: deps.orm, egress, startJob: deps.startJob, cancelJob: deps.cancelJob, pauseSchedule: deps.pauseSchedule, slowAnswers: deps.slowAnswers }),
         maxConcurrentActivityTaskExecutions: share.slots,
         // progress and cancellations travel on heartbeats: let them through every second, not every 48 s
         maxHeartbeatThrottleInterval: '1 second',

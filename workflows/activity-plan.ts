@@ -18,7 +18,7 @@ type QueueActivities<Q extends TaskQueue> = QueueActivityTypes[Q];
 type Plan = { [Q in TaskQueue]: readonly (keyof QueueActivities<Q> & string)[] };
 
 export const ACTIVITY_PLAN = {
-  control: ['markProcessing', 'claimRunningSlot', 'jobsDueASlot', 'completeJob', 'failJob', 'planJobEvent', 'attemptDelivery', 'recordLostAttempt', 'deliveryTargetActive', 'startStrandedJobs', 'sweepExpiredOutputs', 'grantMonthlyCredits', 'platformTurn', 'platformRefused', 'platformWorked', 'storeBatchItems', 'failBatchExpansion', 'startBatchItems', 'cancelBatchItems', 'finishBatch', 'planBatchEvent'],
+  control: ['markProcessing', 'claimRunningSlot', 'jobsDueASlot', 'completeJob', 'failJob', 'planJobEvent', 'attemptDelivery', 'recordLostAttempt', 'deliveryTargetActive', 'startStrandedJobs', 'sweepExpiredOutputs', 'grantMonthlyCredits', 'platformTurn', 'platformRefused', 'platformWorked', 'storeBatchItems', 'failBatchExpansion', 'startBatchItems', 'cancelBatchItems', 'finishBatch', 'planBatchEvent', 'beginSubscriptionCheck', 'recordSubscriptionCheck', 'subscriptionCheckFailed', 'planSubscriptionEvent'],
   'media-info': ['readInfo', 'expandBatchSource'],
   'media-fetch': ['readInfo', 'probeSource', 'downloadSource', 'fetchSource', 'resolveSource', 'fetchTextSource', 'updateYtdlp'],
   // only operations' own steps run here (operations/<name>/activities.ts)

@@ -10,6 +10,7 @@ import { Migration20261127100000 as PgFailureKind } from './postgresql/Migration
 import { Migration20261128100000 as PgOutputFiles } from './postgresql/Migration20261128100000';
 import { Migration20261129100000 as PgPlatformBreakers } from './postgresql/Migration20261129100000';
 import { Migration20261202100000 as PgBatches } from './postgresql/Migration20261202100000';
+import { Migration20261202110000 as PgSubscriptions } from './postgresql/Migration20261202110000';
 import { Migration20261121000000 as SqliteInitial } from './sqlite/Migration20261121000000';
 import { Migration20261121010000 as SqliteIdempotency } from './sqlite/Migration20261121010000';
 import { Migration20261121020000 as SqliteWebhooks } from './sqlite/Migration20261121020000';
@@ -21,6 +22,7 @@ import { Migration20261127100000 as SqliteFailureKind } from './sqlite/Migration
 import { Migration20261128100000 as SqliteOutputFiles } from './sqlite/Migration20261128100000';
 import { Migration20261129100000 as SqlitePlatformBreakers } from './sqlite/Migration20261129100000';
 import { Migration20261202100000 as SqliteBatches } from './sqlite/Migration20261202100000';
+import { Migration20261202110000 as SqliteSubscriptions } from './sqlite/Migration20261202110000';
 
 // Listed explicitly so migrations run the same from source and from dist/, per dialect.
 export const sqliteMigrations: MigrationObject[] = [
@@ -35,6 +37,7 @@ export const sqliteMigrations: MigrationObject[] = [
   { name: 'Migration20261128100000', class: SqliteOutputFiles },
   { name: 'Migration20261129100000', class: SqlitePlatformBreakers },
   { name: 'Migration20261202100000', class: SqliteBatches },
+  { name: 'Migration20261202110000', class: SqliteSubscriptions },
 ];
 export const postgresMigrations: MigrationObject[] = [
   { name: 'Migration20261121000000', class: PgInitial },
@@ -48,4 +51,5 @@ export const postgresMigrations: MigrationObject[] = [
   { name: 'Migration20261128100000', class: PgOutputFiles },
   { name: 'Migration20261129100000', class: PgPlatformBreakers },
   { name: 'Migration20261202100000', class: PgBatches },
+  { name: 'Migration20261202110000', class: PgSubscriptions },
 ];

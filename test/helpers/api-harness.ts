@@ -61,6 +61,10 @@ export class StubOrchestrator implements Orchestrator {
   async cancelBatch(): Promise<boolean> {
     return false;
   }
+  async upsertSubscriptionSchedule(): Promise<void> {}
+  async deleteSubscriptionSchedule(): Promise<void> {}
+  async triggerSubscriptionSchedule(): Promise<void> {}
+  async pauseSchedule(): Promise<void> {}
 }
 
 export interface Response {

@@ -1,13 +1,15 @@
-// Batches end to end on one `serve` stack: a 60-episode podcast feed on loopback listed and run (with
-// a date bound, a 404 in the middle, charges and refunds read from the ledger, batch.completed at a
-// receiver), a page with five videos through yt-dlp, a URL list of 10,000, a cancel mid-run, and
-// hostile feeds (an entity bomb, a feed of 100,000 items).
+// Batches and subscriptions end to end on one `serve` stack: a 60-episode podcast feed on loopback
+// listed and run (with a date bound, a 404 in the middle, charges and refunds read from the ledger,
+// batch.completed at a receiver), a page with five videos through yt-dlp, a URL list of 10,000, a
+// cancel mid-run, a SIGKILL mid-expansion, hostile feeds (an entity bomb, 100,000 items); a
+// subscription to a feed that gains episodes (across a restart, paused, deleted) and one to a feed
+// that is gone.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
 import { dailyEpisodes, SLOW_FEED_MS, startFeedOrigin, type FeedOrigin } from './helpers/feed-origin';
 import { ledgerByJob } from './helpers/ledger';
 import { waitFor } from './helpers/processes';
@@ -15,8 +17,11 @@ import { startServeStack, type ServeStack } from './helpers/serve-stack';
 import { startReceiver, type Receiver } from './helpers/webhook-receiver';
 
 const FIRST_EPISODE = new Date('2026-09-01T08:00:00Z');
+/** The subscriptions' interval here (the server's floor is lowered to it). */
+const CHECK_EVERY = 3;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('batches (serve, a loopback podcast host)', function () {
+describe('batches and subscriptions (serve, a loopback podcast host)', function () {
   this.timeout(600_000);
   let s: ServeStack;
   let origin: FeedOrigin;
@@ -30,7 +35,7 @@ describe('batches (serve, a loopback podcast host)', function () {
     execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=3', '-ar', '16000', '-ac', '1', wav]);
     origin = await startFeedOrigin(wav);
     receiver = await startReceiver();
-    s = await startServeStack({ name: 'batches', plan: 'business' });
+    s = await startServeStack({ name: 'batches', plan: 'business', env: { SUBSCRIPTION_MIN_CHECK_SECONDS: '1' } });
     temporal = new Client({ connection: await Connection.connect({ address: `127.0.0.1:${s.env.TEMPORAL_DEV_PORT}` }) });
   });
   after(async () => {
@@ -220,6 +225,116 @@ describe('batches (serve, a loopback podcast host)', function () {
     assert.equal(capped.status, 'completed', JSON.stringify({ status: capped.status, error: capped.error }));
     assert.equal(capped.counts.total, 10_000, "the business plan's cap");
     assert.match(capped.note, /100000 items matched; the first 10000 were taken/);
+  });
+
+  /** The item jobs of the subscription's batches. */
+  async function subscriptionJobs(id: string): Promise<any[]> {
+    const batches = (await s.api('GET', '/v1/batches?limit=100')).body.items.filter((b: any) => b.subscription_id === id);
+    const jobs: any[] = [];
+    for (const b of batches) jobs.push(...(await s.api('GET', `/v1/jobs?batch_id=${b.batch_id}&limit=100`)).body.items);
+    return jobs;
+  }
+
+  async function subscription(id: string): Promise<any> {
+    const res = await s.api('GET', `/v1/subscriptions/${id}`);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body;
+  }
+
+  it('subscribes to a feed: each new episode runs within one interval and exactly once, across a restart; paused runs nothing; delete removes the Schedule', async () => {
+    const feed = dailyEpisodes(3, FIRST_EPISODE);
+    origin.episodes.set('watched', feed);
+    const created = await s.api('POST', '/v1/subscriptions', { url: origin.url('/feed/watched.xml'), operation: 'waveform', check_every: CHECK_EVERY, start_after: 'now' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.subscription_id;
+    assert.equal(created.body.paused, false);
+    assert.ok(created.body.next_check_at);
+    const schedule = temporal.schedule.getHandle(`subscription-${id}`);
+    const described = await schedule.describe();
+    assert.deepEqual(described.memo, { account_id: s.accountId, operation: 'waveform', url: origin.url('/feed/watched.xml') });
+
+    // the first check records what was already there and runs none of it
+    await waitFor('the first check', async () => ((await subscription(id)).items_seen === 3 ? true : undefined), 60_000, 500);
+    assert.equal((await subscription(id)).items_run, 0);
+
+    const add = (n: string) => {
+      feed.unshift({ guid: `urn:episode:new-${n}`, title: `New ${n}`, published: new Date(), path: `/ep/new-${n}.wav`, seconds: 3 });
+      return Date.now();
+    };
+    const runOf = async (n: string) =>
+      waitFor(`new episode ${n} run`, async () => {
+        const job = (await subscriptionJobs(id)).find((j) => j.source_url === origin.url(`/ep/new-${n}.wav`));
+        return job?.status === 'completed' ? job : undefined;
+      }, 120_000, 500);
+
+    const addedAt = add('1');
+    const first = await runOf('1');
+    const lag = (Date.parse(first.created_at) - addedAt) / 1000;
+    console.log(`      episode 1 became a job ${lag.toFixed(1)} s after it was added (check_every ${CHECK_EVERY} s)`);
+    assert.ok(lag <= CHECK_EVERY + 2, `${lag.toFixed(1)} s is more than one interval`);
+    await sleep(3 * CHECK_EVERY * 1000);
+    assert.equal((await subscriptionJobs(id)).length, 1, 'three more checks ran nothing again');
+
+    assert.equal(await s.restart(), 0);
+    add('2');
+    await runOf('2');
+    await sleep(2 * CHECK_EVERY * 1000);
+    const jobs = await subscriptionJobs(id);
+    assert.deepEqual(jobs.map((j) => j.source_url).sort(), [origin.url('/ep/new-1.wav'), origin.url('/ep/new-2.wav')]);
+    const read = await subscription(id);
+    assert.equal(read.items_run, 2);
+    assert.equal(read.items_seen, 5);
+    assert.ok(read.last_checked_at);
+
+    const paused = await s.api('PATCH', `/v1/subscriptions/${id}`, { paused: true });
+    assert.equal(paused.status, 200, JSON.stringify(paused.body));
+    assert.equal(paused.body.next_check_at, null);
+    // the Schedule takes the change as a signal of its own: asked again until it shows it
+    await waitFor('the Schedule paused', async () => ((await schedule.describe()).state.paused ? true : undefined), 15_000, 250);
+    add('3');
+    await sleep(3 * CHECK_EVERY * 1000);
+    assert.equal((await subscriptionJobs(id)).length, 2, 'paused: no new jobs');
+    assert.equal((await s.api('POST', `/v1/subscriptions/${id}/check`)).status, 409);
+
+    assert.equal((await s.api('DELETE', `/v1/subscriptions/${id}`)).status, 204);
+    await assert.rejects(schedule.describe(), ScheduleNotFoundError);
+    assert.equal((await s.api('GET', `/v1/subscriptions/${id}`)).status, 404);
+  });
+
+  it('a subscription whose feed is gone backs off, shows why, and pauses itself after 5 failed checks with one subscription.paused', async () => {
+    const created = await s.api('POST', '/v1/subscriptions', { url: origin.url('/missing/feed.xml'), operation: 'waveform', check_every: 1, webhook_url: receiver.url('/sub-hook') });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.subscription_id;
+    const read = await waitFor('paused by failures', async () => {
+      const sub = await subscription(id);
+      return sub.paused ? sub : undefined;
+    }, 120_000, 500);
+    assert.match(read.last_error, /HTTP 404/);
+    const requests = origin.hits.filter((h) => h === '/missing/feed.xml').length;
+    // checks every second would have been ~30 by the fifth failure at backoff 1, 2, 4, 8 s; each check tries twice
+    assert.ok(requests <= 12, `${requests} requests for a source that kept failing`);
+    await waitFor('the Schedule paused', async () => ((await temporal.schedule.getHandle(`subscription-${id}`).describe()).state.paused ? true : undefined), 15_000, 250);
+    const events = await waitFor('subscription.paused', async () => {
+      const got = receiver.received.filter((r) => r.path === '/sub-hook' && JSON.parse(r.body).event === 'subscription.paused');
+      return got.length ? got : undefined;
+    });
+    await sleep(3000);
+    assert.equal(receiver.received.filter((r) => r.path === '/sub-hook' && JSON.parse(r.body).event === 'subscription.paused').length, 1);
+    assert.equal(JSON.parse(events[0]!.body).data.subscription_id, id);
+    assert.equal((await s.api('DELETE', `/v1/subscriptions/${id}`)).status, 204);
+  });
+
+  it('answers bad subscriptions with a 422 that names the field', async () => {
+    const url = origin.url('/feed/sixty.xml');
+    for (const [body, detail] of [
+      [{ url, operation: 'waveform', check_every: 0 }, /check_every must be at least 1 seconds/],
+      [{ url, operation: 'list', check_every: 60 }, /operation/],
+      [{ url, operation: 'waveform', check_every: 60, start_after: 'yesterday' }, /start_after/],
+    ] as [unknown, RegExp][]) {
+      const res = await s.api('POST', '/v1/subscriptions', body);
+      assert.equal(res.status, 422, JSON.stringify({ body, got: res.body }));
+      assert.match(res.body.detail, detail);
+    }
   });
 
   it('answers bad batches with a 422 that names the field', async () => {
