@@ -4,55 +4,13 @@ import { z } from 'zod';
 import type { ApiDeps, ApiState } from '../api/context';
 import { accountOf } from '../api/context';
 import { errorResponses, json, registry } from '../api/openapi';
-import { IdempotencyHeaderSchema, PageQuerySchema, Timestamp } from '../api/schemas';
+import { IdempotencyHeaderSchema, PageQuerySchema } from '../api/schemas';
 import { jsonBody } from '../api/validation';
 import { parseInput } from '../lib/validation';
-import { CreateBatchSchema } from './schemas';
+import { BatchCreatedSchema, BatchListSchema, BatchSchema, CreateBatchSchema } from './schemas';
 import { cancelBatch, createBatch, getBatch, listBatches } from './service';
-import { BATCH_ITEM_STATUSES, BATCH_STATUSES } from './types';
 
 const BatchIdParam = z.object({ batch_id: z.uuid() });
-
-const CountsSchema = z.object({ total: z.number().int(), pending: z.number().int(), processing: z.number().int(), completed: z.number().int(), failed: z.number().int(), skipped: z.number().int() }).meta({ id: 'BatchCounts' });
-
-const BatchFields = {
-  batch_id: z.uuid(),
-  status: z.enum(BATCH_STATUSES),
-  operation: z.string(),
-  parameters: z.record(z.string(), z.unknown()),
-  source: z.union([z.object({ url: z.string() }), z.object({ urls: z.array(z.string()) })]),
-  max_items: z.number().int(),
-  after: Timestamp.nullable(),
-  before: Timestamp.nullable(),
-  order: z.enum(['newest', 'oldest']),
-  counts: CountsSchema,
-  error: z.string().nullable().meta({ description: 'Why the source could not be expanded (status failed)' }),
-  note: z.string().nullable().meta({ description: 'What a limit left out of the source, and which limit' }),
-  credits_charged: z.number().int().meta({ description: "The batch's own charge (`list`); each item job carries its own" }),
-  webhook_url: z.string().nullable(),
-  subscription_id: z.uuid().nullable().meta({ description: 'The subscription whose check found these items; null for a batch created by a client' }),
-  created_at: Timestamp,
-  completed_at: Timestamp.nullable(),
-};
-
-const BatchSummarySchema = z.object(BatchFields).meta({ id: 'BatchSummary' });
-
-const BatchItemSchema = z
-  .object({
-    url: z.string(),
-    title: z.string().nullable(),
-    published_at: Timestamp.nullable(),
-    duration: z.number().nullable(),
-    thumbnail: z.string().nullable(),
-    status: z.enum(BATCH_ITEM_STATUSES),
-    job_id: z.uuid().nullable(),
-    reason: z.string().nullable().meta({ description: 'Why it was skipped or failed' }),
-  })
-  .meta({ id: 'BatchItem' });
-
-const BatchSchema = z.object({ ...BatchFields, items: z.array(BatchItemSchema), next_cursor: z.string().nullable(), has_more: z.boolean() }).meta({ id: 'Batch' });
-const BatchListSchema = z.object({ items: z.array(BatchSummarySchema), next_cursor: z.string().nullable(), has_more: z.boolean() }).meta({ id: 'BatchList' });
-const BatchCreatedSchema = z.object({ batch_id: z.uuid(), status: z.literal('expanding'), operation: z.string(), credits_charged: z.number().int(), created_at: Timestamp }).meta({ id: 'BatchCreated' });
 
 registry.registerPath({
   method: 'post',

@@ -1,8 +1,11 @@
-// The request of POST /v1/batches. Plain zod: it validates, and generates OpenAPI and MCP schemas.
+// The request of POST /v1/batches and the Batch resource. Plain zod: it validates, and generates OpenAPI and MCP schemas.
 import { z } from 'zod';
 import { SourceUrl, TargetUrl } from '../operations/fields';
 import { JOB_TYPES } from '../operations/registry';
-import { LIST_OPERATION } from './types';
+import { BATCH_ITEM_STATUSES, BATCH_STATUSES, LIST_OPERATION } from './types';
+
+/** An instant as ISO 8601 UTC, as every resource shows it. */
+const Timestamp = z.iso.datetime();
 
 /** The most URLs one `urls` source takes. */
 export const MAX_BATCH_URLS = 10_000;
@@ -37,3 +40,44 @@ export const CreateBatchSchema = z
   .meta({ id: 'BatchCreate' });
 
 export type CreateBatchRequest = z.output<typeof CreateBatchSchema>;
+
+const CountsSchema = z.object({ total: z.number().int(), pending: z.number().int(), processing: z.number().int(), completed: z.number().int(), failed: z.number().int(), skipped: z.number().int() }).meta({ id: 'BatchCounts' });
+
+const BatchFields = {
+  batch_id: z.uuid(),
+  status: z.enum(BATCH_STATUSES),
+  operation: z.string(),
+  parameters: z.record(z.string(), z.unknown()),
+  source: z.union([z.object({ url: z.string() }), z.object({ urls: z.array(z.string()) })]),
+  max_items: z.number().int(),
+  after: Timestamp.nullable(),
+  before: Timestamp.nullable(),
+  order: z.enum(['newest', 'oldest']),
+  counts: CountsSchema,
+  error: z.string().nullable().meta({ description: 'Why the source could not be expanded (status failed)' }),
+  note: z.string().nullable().meta({ description: 'What a limit left out of the source, and which limit' }),
+  credits_charged: z.number().int().meta({ description: "The batch's own charge (`list`); each item job carries its own" }),
+  webhook_url: z.string().nullable(),
+  subscription_id: z.uuid().nullable().meta({ description: 'The subscription whose check found these items; null for a batch created by a client' }),
+  created_at: Timestamp,
+  completed_at: Timestamp.nullable(),
+};
+
+const BatchSummarySchema = z.object(BatchFields).meta({ id: 'BatchSummary' });
+
+const BatchItemSchema = z
+  .object({
+    url: z.string(),
+    title: z.string().nullable(),
+    published_at: Timestamp.nullable(),
+    duration: z.number().nullable(),
+    thumbnail: z.string().nullable(),
+    status: z.enum(BATCH_ITEM_STATUSES),
+    job_id: z.uuid().nullable(),
+    reason: z.string().nullable().meta({ description: 'Why it was skipped or failed' }),
+  })
+  .meta({ id: 'BatchItem' });
+
+export const BatchSchema = z.object({ ...BatchFields, items: z.array(BatchItemSchema), next_cursor: z.string().nullable(), has_more: z.boolean() }).meta({ id: 'Batch' });
+export const BatchListSchema = z.object({ items: z.array(BatchSummarySchema), next_cursor: z.string().nullable(), has_more: z.boolean() }).meta({ id: 'BatchList' });
+export const BatchCreatedSchema = z.object({ batch_id: z.uuid(), status: z.literal('expanding'), operation: z.string(), credits_charged: z.number().int(), created_at: Timestamp }).meta({ id: 'BatchCreated' });

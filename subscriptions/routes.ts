@@ -4,33 +4,13 @@ import { z } from 'zod';
 import type { ApiDeps, ApiState } from '../api/context';
 import { accountOf } from '../api/context';
 import { errorResponses, json, registry } from '../api/openapi';
-import { PageQuerySchema, Timestamp } from '../api/schemas';
+import { PageQuerySchema } from '../api/schemas';
 import { jsonBody } from '../api/validation';
 import { parseInput } from '../lib/validation';
-import { CreateSubscriptionSchema, UpdateSubscriptionSchema } from './schemas';
+import { CreateSubscriptionSchema, SubscriptionListSchema, SubscriptionSchema, UpdateSubscriptionSchema } from './schemas';
 import { checkSubscriptionNow, createSubscription, deleteSubscription, getSubscription, listSubscriptions, updateSubscription } from './service';
 
 const IdParam = z.object({ subscription_id: z.uuid() });
-
-const SubscriptionSchema = z
-  .object({
-    subscription_id: z.uuid(),
-    url: z.string(),
-    operation: z.string(),
-    parameters: z.record(z.string(), z.unknown()),
-    check_every: z.number().int(),
-    start_after: Timestamp,
-    webhook_url: z.string().nullable(),
-    paused: z.boolean(),
-    last_checked_at: Timestamp.nullable(),
-    next_check_at: Timestamp.nullable().meta({ description: 'When the Schedule fires next (null while paused); a failing source may skip checks while it backs off' }),
-    last_error: z.string().nullable(),
-    items_seen: z.number().int().meta({ description: 'Items the archive holds: every item any check has seen' }),
-    items_run: z.number().int().meta({ description: 'Jobs made from new items' }),
-    created_at: Timestamp,
-  })
-  .meta({ id: 'Subscription' });
-const SubscriptionListSchema = z.object({ items: z.array(SubscriptionSchema), next_cursor: z.string().nullable(), has_more: z.boolean() }).meta({ id: 'SubscriptionList' });
 
 registry.registerPath({
   method: 'post',

@@ -1,8 +1,11 @@
-// The requests of POST and PATCH /v1/subscriptions. Plain zod: it validates, and generates OpenAPI and MCP schemas.
+// The requests of POST and PATCH /v1/subscriptions and the Subscription resource. Plain zod: it validates, and generates OpenAPI and MCP schemas.
 import { z } from 'zod';
 import { SourceUrl, TargetUrl } from '../operations/fields';
 import { JOB_TYPES } from '../operations/registry';
 import { SUBSCRIPTION_MAX_CHECK_SECONDS } from './types';
+
+/** An instant as ISO 8601 UTC, as every resource shows it. */
+const Timestamp = z.iso.datetime();
 
 const CheckEvery = z
   .number({ error: 'must be a number of seconds' })
@@ -39,3 +42,23 @@ export const UpdateSubscriptionSchema = z
 
 export type CreateSubscriptionRequest = z.output<typeof CreateSubscriptionSchema>;
 export type UpdateSubscriptionRequest = z.output<typeof UpdateSubscriptionSchema>;
+
+export const SubscriptionSchema = z
+  .object({
+    subscription_id: z.uuid(),
+    url: z.string(),
+    operation: z.string(),
+    parameters: z.record(z.string(), z.unknown()),
+    check_every: z.number().int(),
+    start_after: Timestamp,
+    webhook_url: z.string().nullable(),
+    paused: z.boolean(),
+    last_checked_at: Timestamp.nullable(),
+    next_check_at: Timestamp.nullable().meta({ description: 'When the Schedule fires next (null while paused); a failing source may skip checks while it backs off' }),
+    last_error: z.string().nullable(),
+    items_seen: z.number().int().meta({ description: 'Items the archive holds: every item any check has seen' }),
+    items_run: z.number().int().meta({ description: 'Jobs made from new items' }),
+    created_at: Timestamp,
+  })
+  .meta({ id: 'Subscription' });
+export const SubscriptionListSchema = z.object({ items: z.array(SubscriptionSchema), next_cursor: z.string().nullable(), has_more: z.boolean() }).meta({ id: 'SubscriptionList' });

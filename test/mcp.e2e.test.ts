@@ -24,7 +24,8 @@ const Ajv2020 = (sdkRequire('ajv/dist/2020') as { default: new (opts: object) =>
 const addFormats = (sdkRequire('ajv-formats') as { default: (ajv: Ajv) => void }).default;
 
 const CREATE_TOOLS = Object.values(OPERATIONS).map((op) => op.mcp.tool);
-const TOOL_NAMES = ['get_video_info', ...CREATE_TOOLS, 'get_job', 'list_jobs', 'cancel_job', 'get_account'];
+const COLLECTION_TOOLS = ['start_batch', 'get_batch', 'list_batches', 'cancel_batch', 'create_subscription', 'list_subscriptions', 'get_subscription', 'update_subscription', 'check_subscription', 'delete_subscription'];
+const TOOL_NAMES = ['get_video_info', ...CREATE_TOOLS, 'get_job', 'list_jobs', 'cancel_job', 'get_account', ...COLLECTION_TOOLS];
 
 type ToolResult = CallToolResult & { structuredContent?: any };
 
@@ -179,6 +180,36 @@ describe('MCP end to end: Streamable HTTP at /mcp and stdio (bin/mediasvc mcp) a
         assert.equal(tool.title, op.mcp.title);
         assert.ok(tool.description!.startsWith(op.summary));
       }
+    });
+  });
+
+  describe('batches and subscriptions', () => {
+    it('starts a batch, reads it to its end and lists it; creates, pauses and deletes a subscription: the same services as REST', async () => {
+      const urls = [fx.url('/a.mp4'), fx.url('/b.mp4'), fx.url('/c.mp4')];
+      const started = await call(http, 'start_batch', { operation: 'list', source: { urls } });
+      assert.ok(!started.isError, JSON.stringify(started.content));
+      const batchId = started.structuredContent.batch_id;
+      const batch = await waitFor('the batch', async () => {
+        const r = await call(http, 'get_batch', { batch_id: batchId, limit: 2 });
+        return r.structuredContent.status === 'completed' ? r.structuredContent : undefined;
+      }, 60_000, 500);
+      assert.deepEqual(batch.counts, { total: 3, pending: 0, processing: 0, completed: 3, failed: 0, skipped: 0 });
+      assert.deepEqual(batch.items.map((i: any) => i.url), urls.slice(0, 2));
+      assert.equal(batch.has_more, true);
+      assert.ok((await call(http, 'list_batches', {})).structuredContent.items.some((b: any) => b.batch_id === batchId));
+      const bad = await call(http, 'start_batch', { operation: 'list', source: { urls: [] } });
+      assert.equal(bad.isError, true);
+      assert.match(errorOf(bad).detail, /at least one URL/);
+
+      const sub = await call(http, 'create_subscription', { url: fx.url('/feed.xml'), operation: 'waveform', check_every: 3600 });
+      assert.ok(!sub.isError, JSON.stringify(sub.content));
+      const id = sub.structuredContent.subscription_id;
+      const paused = await call(http, 'update_subscription', { subscription_id: id, paused: true });
+      assert.equal(paused.structuredContent.paused, true);
+      assert.equal((await call(http, 'check_subscription', { subscription_id: id })).isError, true, 'a paused subscription is not checked');
+      assert.ok((await call(http, 'list_subscriptions', {})).structuredContent.items.some((x: any) => x.subscription_id === id && x.paused));
+      assert.equal((await call(http, 'delete_subscription', { subscription_id: id })).structuredContent.deleted, id);
+      assert.equal((await call(http, 'get_subscription', { subscription_id: id })).isError, true);
     });
   });
 

@@ -1,4 +1,4 @@
-// The MCP tools: one create tool per registry operation, plus info, jobs and account. Every tool is
+// The MCP tools: one create tool per registry operation, plus info, jobs, account, batches and subscriptions. Every tool is
 // a thin call into the domains' services, so validation, credits and errors are exactly REST's.
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -10,6 +10,11 @@ import { accountSummary } from '../../accounts/service';
 import { INFO_COST, readVideoInfo } from '../../info/service';
 import { cancelJob, createJob, getJob, listJobs } from '../../jobs/service';
 import { parseInput } from '../../lib/validation';
+import { BatchCreatedSchema, BatchListSchema, BatchSchema, CreateBatchSchema } from '../../batches/schemas';
+import { cancelBatch, createBatch, getBatch, listBatches } from '../../batches/service';
+import { CreateSubscriptionSchema, SubscriptionListSchema, SubscriptionSchema } from '../../subscriptions/schemas';
+import { checkSubscriptionNow, createSubscription, deleteSubscription, getSubscription, listSubscriptions, updateSubscription } from '../../subscriptions/service';
+import { PageQuerySchema } from '../schemas';
 import { jobToolResult, waitForJob, type McpCaller } from './job-results';
 import { toolInputSchema, toolOutputSchema, WaitSecondsSchema, type JsonSchema } from './tool-schemas';
 
@@ -39,6 +44,16 @@ function structured(value: object): CallToolResult {
 const JobIdArgs = z.strictObject({ job_id: z.string({ error: 'is required' }).meta({ description: 'The job_id a create tool returned' }) });
 const InfoArgs = z.strictObject({ url: SourceUrl });
 const NoArgs = z.strictObject({});
+const BatchIdArgs = z.strictObject({ batch_id: z.string({ error: 'is required' }).meta({ description: 'The batch_id start_batch returned' }) });
+const BatchPageArgs = BatchIdArgs.extend(PageQuerySchema.shape);
+const SubscriptionIdArgs = z.strictObject({ subscription_id: z.string({ error: 'is required' }).meta({ description: 'The subscription_id create_subscription returned' }) });
+const SubscriptionUpdateArgs = z.strictObject({
+  subscription_id: SubscriptionIdArgs.shape.subscription_id,
+  paused: z.boolean().optional().meta({ description: 'true pauses the checks, false resumes them' }),
+  check_every: z.number().int().optional().meta({ description: 'Seconds between checks, at least the server\'s minimum (900 by default)' }),
+  parameters: z.record(z.string(), z.unknown()).optional().meta({ description: "The operation's fields for items found from now on" }),
+});
+const CHANGES: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 
 /**
  * A tool whose arguments `args` validates (REST's 422 sentences on failure) and describes, unless
@@ -132,6 +147,83 @@ const otherTools: ToolDefinition[] = [
   ),
 ];
 
+/** Batches and subscriptions: each a thin call into its service, as REST's. */
+const collectionTools: ToolDefinition[] = [
+  defineTool(
+    'start_batch',
+    {
+      title: 'Start a batch',
+      description: 'Runs one operation on every item of a podcast feed, playlist, channel, page with several videos, or a list of URLs: each item becomes an ordinary job with its own charge (refunded if it fails). operation "list" only lists the items (1 credit). Returns the batch_id at once; follow it with get_batch.',
+      annotations: FETCHES_URL,
+      output: BatchCreatedSchema,
+    },
+    CreateBatchSchema,
+    async (caller, body) => structured(await createBatch(caller.em, caller.deps, caller.account, body)),
+  ),
+  defineTool(
+    'get_batch',
+    { title: 'Get a batch', description: "A batch by batch_id: status, counts by item status, and a page of its items (url, title, date, status, job_id, reason); pass next_cursor back as cursor. Free.", annotations: READ, output: BatchSchema },
+    BatchPageArgs,
+    async (caller, { batch_id, cursor, limit }) => structured(await getBatch(caller.em, caller.account, batch_id, { cursor, limit })),
+  ),
+  defineTool(
+    'list_batches',
+    { title: 'List batches', description: "The account's batches, newest first, with their counts. Free.", annotations: READ, output: BatchListSchema },
+    PageQuerySchema,
+    async (caller, q) => structured(await listBatches(caller.em, caller.account, q)),
+  ),
+  defineTool(
+    'cancel_batch',
+    { title: 'Cancel a batch', description: "Cancels a batch's unfinished items (each job refunded once); finished items stay. Free.", annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false }, output: BatchSchema },
+    BatchIdArgs,
+    async (caller, { batch_id }) => structured((await cancelBatch(caller.em, caller.deps, caller.account, batch_id)).batch),
+  ),
+  defineTool(
+    'create_subscription',
+    {
+      title: 'Subscribe to a channel, playlist or feed',
+      description: 'Checks the source every check_every seconds and runs the operation on each item published after start_after, once. Free; each item job costs its operation\'s price.',
+      annotations: FETCHES_URL,
+      output: SubscriptionSchema,
+    },
+    CreateSubscriptionSchema,
+    async (caller, body) => structured(await createSubscription(caller.em, caller.deps, caller.account, body)),
+  ),
+  defineTool(
+    'list_subscriptions',
+    { title: 'List subscriptions', description: "The account's subscriptions: paused, last and next check, last error, items seen and run. Free.", annotations: READ, output: SubscriptionListSchema },
+    PageQuerySchema,
+    async (caller, q) => structured(await listSubscriptions(caller.em, caller.account, q)),
+  ),
+  defineTool(
+    'update_subscription',
+    { title: 'Pause, resume or change a subscription', description: 'Sets paused, check_every, or the parameters of items found from now on. Free.', annotations: CHANGES, output: SubscriptionSchema },
+    SubscriptionUpdateArgs,
+    async (caller, { subscription_id, ...changes }) => structured(await updateSubscription(caller.em, caller.deps, caller.account, subscription_id, changes)),
+  ),
+  defineTool(
+    'check_subscription',
+    { title: 'Check a subscription now', description: 'Runs a check now, besides the schedule. Free.', annotations: CHANGES, output: SubscriptionSchema },
+    SubscriptionIdArgs,
+    async (caller, { subscription_id }) => structured(await checkSubscriptionNow(caller.em, caller.deps, caller.account, subscription_id)),
+  ),
+  defineTool(
+    'delete_subscription',
+    { title: 'Delete a subscription', description: 'Removes the subscription, its schedule and its archive of seen items; batches it made stay. Free.', annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false }, output: z.object({ deleted: z.string() }) },
+    SubscriptionIdArgs,
+    async (caller, { subscription_id }) => {
+      await deleteSubscription(caller.em, caller.deps, caller.account, subscription_id);
+      return structured({ deleted: subscription_id });
+    },
+  ),
+  defineTool(
+    'get_subscription',
+    { title: 'Get a subscription', description: 'A subscription by subscription_id. Free.', annotations: READ, output: SubscriptionSchema },
+    SubscriptionIdArgs,
+    async (caller, { subscription_id }) => structured(await getSubscription(caller.em, caller.account, subscription_id)),
+  ),
+];
+
 /** Every tool: the registry's operations first (a new operation becomes a tool by itself), then the rest. */
-export const TOOLS: readonly ToolDefinition[] = [...Object.values(OPERATIONS).map(createTool), ...otherTools];
+export const TOOLS: readonly ToolDefinition[] = [...Object.values(OPERATIONS).map(createTool), ...otherTools, ...collectionTools];
 export const TOOLS_BY_NAME = new Map(TOOLS.map((t) => [t.tool.name, t]));
