@@ -441,6 +441,44 @@ describe('dashboard end to end: a real browser against bin/mediasvc serve', func
     assert.equal((await asAccount(s.key, 'GET', `/v1/webhooks/${id}`)).status, 404);
   });
 
+  it("shows a batch's progress and its items' jobs; pauses, resumes, checks and deletes a subscription", async () => {
+    const urls = [fx.url('/media/v720.mp4'), fx.url('/watch/trailer')];
+    const created = await asAccount(s.key, 'POST', '/v1/batches', { operation: 'waveform', source: { urls } });
+    assert.equal(created.status, 202, JSON.stringify(created.body));
+    const batchId = created.body.batch_id;
+    await waitFor('the batch', async () => ((await asAccount(s.key, 'GET', `/v1/batches/${batchId}`)).body.status === 'completed' ? true : undefined), 300_000, 500);
+    await page.goto(url('/dashboard/batches'));
+    await page.getByRole('link', { name: batchId.slice(0, 8) }).click();
+    assert.equal(await page.locator('progress').first().getAttribute('value'), '2');
+    const jobLinks = page.locator('td[data-label="Job"] a');
+    assert.equal(await jobLinks.count(), 2);
+    assert.equal(await page.locator('td[data-label="Status"] .badge-completed').count(), 2);
+    await shoot('batch');
+
+    const sub = await asAccount(s.key, 'POST', '/v1/subscriptions', { url: fx.url('/missing-feed.xml'), operation: 'waveform', check_every: 3600 });
+    assert.equal(sub.status, 201, JSON.stringify(sub.body));
+    const subId = sub.body.subscription_id;
+    const short = subId.slice(0, 8);
+    await page.goto(url('/dashboard/subscriptions'));
+    await page.getByRole('button', { name: `Pause subscription ${short}` }).click();
+    assert.equal(await flash(), 'Subscription paused: no new jobs until it is resumed.');
+    assert.equal((await asAccount(s.key, 'GET', `/v1/subscriptions/${subId}`)).body.paused, true);
+    await page.getByRole('button', { name: `Resume subscription ${short}` }).click();
+    assert.equal((await asAccount(s.key, 'GET', `/v1/subscriptions/${subId}`)).body.paused, false);
+    await page.getByRole('button', { name: `Check subscription ${short} now` }).click();
+    assert.equal(await flash(), 'Check started; new items appear as a batch.');
+    // the source is a 404: the check says so on the subscription
+    await waitFor('the failed check', async () => ((await asAccount(s.key, 'GET', `/v1/subscriptions/${subId}`)).body.last_error ? true : undefined), 60_000, 500);
+    await page.goto(url('/dashboard/subscriptions'));
+    assert.match((await page.locator('td[data-label="Last check"]').first().textContent()) ?? '', /HTTP 404/);
+    await shoot('subscriptions');
+    await page.getByRole('link', { name: `Delete subscription ${short}` }).click();
+    await shoot('subscription-delete-confirm');
+    await page.getByRole('button', { name: 'Delete subscription' }).click();
+    assert.equal(await flash(), 'Subscription deleted.');
+    assert.equal((await asAccount(s.key, 'GET', `/v1/subscriptions/${subId}`)).status, 404);
+  });
+
   it('rejects a form post without the session\'s CSRF token (403) and changes nothing', async () => {
     // the keys without their last-used column, which moves with the API traffic of other tests (written in batches)
     const keys = async () => (await cli(s.env, 'keys', 'list', '--account', s.accountId)).map((l) => l.split('\t').slice(0, 5).join('\t'));

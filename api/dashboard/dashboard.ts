@@ -15,6 +15,8 @@ import { STATUS_OF } from '../error.middleware';
 import { accountPages } from '../../accounts/dashboard.routes';
 import { authPages } from './auth.routes';
 import { jobsPages } from '../../jobs/dashboard.routes';
+import { batchesPages } from '../../batches/dashboard.routes';
+import { subscriptionsPages } from '../../subscriptions/dashboard.routes';
 import { keysPages } from '../../keys/dashboard.routes';
 import { overviewPages } from './overview.routes';
 import { renderPage } from './render';
@@ -158,7 +160,7 @@ export function dashboard(deps: ApiDeps, log: (msg: string, err: unknown) => voi
   for (const r of [assetPages(), authPages(deps.config)]) open.use(r.routes());
   const signedIn = new Router<DashboardState>();
   signedIn.use(requireSignIn());
-  for (const r of [overviewPages(deps), keysPages(), jobsPages(deps), webhooksPages(deps), accountPages(deps.config)]) signedIn.use(r.routes());
+  for (const r of [overviewPages(deps), keysPages(), jobsPages(deps), batchesPages(deps), subscriptionsPages(deps), webhooksPages(deps), accountPages(deps.config)]) signedIn.use(r.routes());
 
   const handle = chain([
     securityHeaders(deps.config.publicBaseUrl),

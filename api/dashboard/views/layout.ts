@@ -16,6 +16,8 @@ const NAV = [
   { href: '/dashboard', label: 'Overview' },
   { href: '/dashboard/jobs', label: 'Jobs' },
   { href: '/dashboard/jobs/new', label: 'New job' },
+  { href: '/dashboard/batches', label: 'Batches' },
+  { href: '/dashboard/subscriptions', label: 'Subscriptions' },
   { href: '/dashboard/keys', label: 'API keys' },
   { href: '/dashboard/credits', label: 'Credits' },
   { href: '/dashboard/webhooks', label: 'Webhooks' },
