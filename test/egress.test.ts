@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ATTACKS, JOB_KINDS, LITERALS, type Created, type JobKind, type LabReport } from './helpers/egress-lab';
+import { ATTACKS, FEED_ITEMS, JOB_KINDS, LITERALS, type Created, type JobKind, type LabReport } from './helpers/egress-lab';
 
 const execFileP = promisify(execFile);
 const REFUSAL = /^The source tried to reach a private or reserved address \((127\.0\.0\.1|::1|169\.254\.169\.254)\), which is not allowed$/;
@@ -127,6 +127,25 @@ describe('egress safety: attacks from a "public" origin inside a private network
     assert.match(String(r.legit.translate!.resultData!.translated_text), /país/);
     assert.equal(r.legit.comments!.resultData!.top_level_count, 5);
     assert.match(String(r.legit.fingerprint!.resultData!.perceptual_hash), /^[0-9a-f]{16}$/);
+  });
+
+  it('a feed listing private addresses: each such item is skipped or fails refused, without a request; the public item completes; a feed that redirects to 127.0.0.1 fails', () => {
+    const items = new Map(r.batches.feedItems.map((i) => [i.title, i]));
+    assert.equal(r.batches.feedStatus, 'completed');
+    assert.deepEqual([...items.keys()].sort(), Object.keys(FEED_ITEMS).sort());
+    for (const name of Object.keys(FEED_ITEMS)) {
+      const item = items.get(name)!;
+      if (name === 'public') {
+        assert.equal(item.status, 'completed', JSON.stringify(item));
+        continue;
+      }
+      assert.ok(['skipped', 'failed'].includes(item.status), `${name}: ${JSON.stringify(item)}`);
+      assert.match(item.reason ?? '', /not allowed|private|refused|loopback|link-local|reserved/i, `${name}: ${item.reason}`);
+    }
+    // a literal private address is refused before anything is charged; no item's request reached a canary (above)
+    for (const name of ['literal 127.0.0.1', 'literal [::1]', 'metadata address']) assert.equal(items.get(name)!.status, 'skipped', name);
+    assert.equal(r.batches.redirectFeed.status, 'failed');
+    assert.match(r.batches.redirectFeed.error ?? '', /not allowed/);
   });
 
   it('no output file holds the contents of /etc/passwd', () => {

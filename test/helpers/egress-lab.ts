@@ -59,6 +59,22 @@ export const ATTACKS = {
 } as const;
 export type AttackName = keyof typeof ATTACKS;
 
+/** A podcast feed on public.test whose items lead to private addresses, one public item among them. */
+export const FEED_ITEMS = {
+  'literal 127.0.0.1': `http://127.0.0.1:${C}/private.mp4`,
+  'literal [::1]': `http://[::1]:${C}/private.mp4`,
+  'metadata address': `http://${LAB.metadata}/private.mp4`,
+  'a name for 127.0.0.1': `http://canary.test:${C}/private.mp4`,
+  'DNS rebinding': `http://rebind1-feed.test:${C}/private.mp4`,
+  'redirect to 127.0.0.1': 'http://public.test/attack/redirect-loopback',
+  public: 'http://public.test/media/v480.mp4',
+} as const;
+
+function feedOf(items: Record<string, string>): string {
+  const entries = Object.entries(items).map(([name, url], i) => `<item><title>${name}</title><guid>item-${i}</guid><enclosure url="${url}" type="video/mp4"/></item>`);
+  return `<?xml version="1.0"?><rss version="2.0"><channel><title>Attack feed</title>${entries.join('')}</channel></rss>`;
+}
+
 /** URLs that name a private address directly, in every spelling that has fooled parsers. */
 export const LITERALS = {
   loopback: `http://127.0.0.1:${C}/private.mp4`,
@@ -115,6 +131,8 @@ export interface LabReport {
   dns: { name: string; answer: string }[];
   filesWithPasswd: string[];
   ledger: { balance: number; expected: number };
+  /** A download batch of the attack feed: each item as the batch shows it; a list of a feed that redirects to 127.0.0.1. */
+  batches: { feedItems: { title: string; status: string; reason: string | null; jobId: string | null }[]; feedStatus: string; redirectFeed: { status: string; error: string | null } };
 }
 
 function sh(cmd: string, ...args: string[]): void {
@@ -215,6 +233,8 @@ function attackRoutes(media: string) {
   const M3U8 = 'application/vnd.apple.mpegurl';
   const routes: Record<string, () => [number, Record<string, string>, string | Buffer]> = {
     '/attack/redirect-loopback': () => [302, { Location: privateMp4 }, ''],
+    '/attack/feed.xml': () => [200, { 'Content-Type': 'application/rss+xml' }, feedOf(FEED_ITEMS)],
+    '/attack/feed-redirect.xml': () => [302, { Location: `http://127.0.0.1:${C}/feed.xml` }, ''],
     '/attack/redirect-metadata': () => [302, { Location: `http://${LAB.metadata}/private.mp4` }, ''],
     '/attack/redirect-v6': () => [302, { Location: `http://[::1]:${C}/private.mp4` }, ''],
     '/attack/hls-private.m3u8': () => [200, { 'Content-Type': M3U8 }, hls([0, 1].map((i) => `http://127.0.0.1:${C}/hls/480/seg${i}.ts`))],
@@ -285,6 +305,7 @@ async function main(outFile: string): Promise<void> {
     dns: [],
     filesWithPasswd: [],
     ledger: { balance: 0, expected: 0 },
+    batches: { feedItems: [], feedStatus: '', redirectFeed: { status: '', error: null } },
   };
   const media = path.join(dir, 'attack-media');
   const dns = await startDns(report.dns);
@@ -379,6 +400,24 @@ async function main(outFile: string): Promise<void> {
     }
     report.legit.info = await info('http://public.test/watch/trailer');
 
+    // a batch of a feed whose items point at private addresses, and a feed that redirects to one
+    const endOf = async (batchId: string): Promise<any> => {
+      for (;;) {
+        const b = (await s.api('GET', `/v1/batches/${batchId}?limit=100`)).body;
+        if (['completed', 'failed', 'cancelled'].includes(b.status)) return b;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    };
+    const feedBatch = await s.api('POST', '/v1/batches', { operation: 'download', source: { url: 'http://public.test/attack/feed.xml' } });
+    const redirectBatch = await s.api('POST', '/v1/batches', { operation: 'list', source: { url: 'http://public.test/attack/feed-redirect.xml' } });
+    pending.push(
+      endOf(feedBatch.body.batch_id).then((b) => {
+        report.batches.feedStatus = b.status;
+        report.batches.feedItems = b.items.map((i: any) => ({ title: i.title, status: i.status, reason: i.reason, jobId: i.job_id }));
+      }),
+      endOf(redirectBatch.body.batch_id).then((b) => void (report.batches.redirectFeed = { status: b.status, error: b.error })),
+    );
+
     await Promise.all(pending);
     report.webhooks.perJobRedirect = { job: perJobRedirect, deliveries: [] };
     report.webhooks.perJobRebind = { job: perJobRebind, deliveries: [] };
@@ -402,7 +441,12 @@ async function main(outFile: string): Promise<void> {
 
     // the ledger: each job charged once, each failed one refunded once, the balance exact
     const rows = await ledgerByJob(path.join(s.dataDir, 'mediasvc.sqlite'));
-    const all = [...Object.values(report.attacks).flatMap((a) => Object.values(a)), ...Object.values(report.literals).flatMap((l) => [...Object.values(l.jobs), l.webhookUrl]), ...Object.values(report.legit), perJobRedirect, perJobRebind];
+    const batchJobs: Created[] = [];
+    for (const item of report.batches.feedItems.filter((i) => i.jobId)) {
+      const job = (await s.api('GET', `/v1/jobs/${item.jobId}`)).body;
+      batchJobs.push({ status: 202, jobId: job.job_id, finalStatus: job.status, creditsCharged: job.credits_charged });
+    }
+    const all = [...Object.values(report.attacks).flatMap((a) => Object.values(a)), ...Object.values(report.literals).flatMap((l) => [...Object.values(l.jobs), l.webhookUrl]), ...Object.values(report.legit), perJobRedirect, perJobRebind, ...batchJobs];
     for (const c of all) if (c?.jobId) Object.assign(c, rows.get(c.jobId) ?? { charges: 0, refunds: 0 });
     report.ledger.balance = await s.credits();
     const infoCharges = [report.legit.info, ...Object.values(report.attacks).map((a) => a.info), ...Object.values(report.literals).map((l) => l.info)].filter((c) => c?.status === 200).length;
