@@ -49,7 +49,7 @@ export async function batchWorkflow(input: BatchInput & { cancelRequested?: bool
       }
       await condition(() => cancelRequested && !cancelSent, CHECK_EVERY);
       const info = workflowInfo();
-      if (info.historyLength > BATCH_HISTORY_EVENTS || info.continueAsNewSuggested) {
+      if (info.historyLength > (input.historyLimit ?? BATCH_HISTORY_EVENTS) || info.continueAsNewSuggested) {
         await continueAsNew<typeof batchWorkflow>({ ...input, expanded: true, cancelRequested });
       }
     }

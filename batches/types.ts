@@ -34,6 +34,8 @@ export interface BatchInput {
   source: BatchSource;
   selection: BatchSelection;
   expanded?: boolean;
+  /** The history events after which a run continues as new (BATCH_HISTORY_EVENTS unless set: tests set fewer). */
+  historyLimit?: number;
 }
 
 export interface BatchCounts {

@@ -49,6 +49,7 @@ const SLOW_FIRST = [
   'dist/test/speech.e2e.test.js',
   'dist/test/players.e2e.test.js',
   'dist/test/mcp.e2e.test.js',
+  'dist/test/collections.e2e.test.js',
   'dist/test/platforms.e2e.test.js',
   'dist/test/media-ops.test.js',
   'dist/test/speech.test.js',
