@@ -4,9 +4,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
-import { EgressRefusedError } from '../engines/egress/address-check';
 import type { EgressProxy } from '../engines/egress/egress-proxy';
-import { egressRequest, readBody } from '../engines/egress/http-client';
+import { readBody } from '../engines/egress/http-client';
 import { platformGate } from '../engines/egress/platform-gate';
 import { CollectionError, type CollectionItem, type CollectionListing } from '../engines/collections/collection';
 import { looksLikeFeed, parseFeed } from '../engines/collections/feed';
@@ -16,6 +15,7 @@ import { JobFailure } from '../lib/job-failure';
 import { throughEgress } from '../activities/step/egress-run';
 import { keepAlive } from '../activities/step/heartbeat';
 import { toFailure } from '../activities/source/source-facts';
+import { checkedGet } from '../activities/source/checked-get';
 import { selectItems } from './selection';
 import type { BatchSelection, BatchSource } from './types';
 
@@ -23,7 +23,6 @@ import type { BatchSelection, BatchSource } from './types';
 export const MAX_FEED_BYTES = 48 * 1024 * 1024;
 /** An expansion's whole time: fetching, parsing, listing. */
 export const EXPANSION_SECONDS = 90;
-const MAX_REDIRECTS = 5;
 
 export interface ExpansionDeps {
   ytdlp: YtDlpEngine;
@@ -51,48 +50,33 @@ export const expansionFile = (storage: Pick<Storage, 'outputRelative'>, batchId:
 export function createExpansionActivities(deps: ExpansionDeps) {
   /** The source URL's body when it is a feed, else null (it is for yt-dlp); follows redirects, each checked. */
   async function readFeed(url: string, signal: AbortSignal): Promise<CollectionListing | null> {
-    let target = url;
-    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-      let res;
-      try {
-        res = await egressRequest({ url: target, method: 'GET', timeoutMs: 30_000, allowPrivate: deps.allowPrivateNetwork, traffic: 'source', signal, headers: { Accept: 'application/rss+xml, application/atom+xml, application/xml;q=0.9, text/html;q=0.5, */*;q=0.1' } });
-      } catch (err) {
-        if (err instanceof EgressRefusedError) throw JobFailure.user('rejected', `The source address is not allowed: ${err.message}`);
-        if (signal.aborted) throw timedOut();
-        throw JobFailure.user('unavailable', `The source could not be fetched: ${(err as Error).message}`);
-      }
-      const status = res.statusCode ?? 0;
-      if (status >= 300 && status < 400 && res.headers.location) {
-        res.resume();
-        target = new URL(res.headers.location, target).toString();
-        continue;
-      }
-      if (status !== 200) {
-        res.resume();
-        throw JobFailure.user('unavailable', `The source is not available: the site answered HTTP ${status}`);
-      }
-      const type = res.headers['content-type'] ?? null;
-      // media is for yt-dlp (a single file is a listing of one); only text is read whole
-      if (type && /^(audio|video|image)\//i.test(type)) {
-        res.destroy();
-        return null;
-      }
-      let body: string;
-      try {
-        body = await readBody(res, MAX_FEED_BYTES);
-      } catch {
-        if (signal.aborted) throw timedOut();
-        throw JobFailure.user('rejected', `The source is larger than ${MAX_FEED_BYTES / 1024 / 1024} MB, the limit on a feed`);
-      }
-      if (!looksLikeFeed(body, type)) return null;
-      try {
-        return parseFeed(body, target);
-      } catch (err) {
-        if (err instanceof CollectionError) throw JobFailure.user(err.kind === 'timeout' ? 'unavailable' : err.kind, err.message);
-        throw err;
-      }
+    let got;
+    try {
+      got = await checkedGet(url, { allowPrivate: deps.allowPrivateNetwork, signal, accept: 'application/rss+xml, application/atom+xml, application/xml;q=0.9, text/html;q=0.5, */*;q=0.1' });
+    } catch (err) {
+      throw signal.aborted ? timedOut() : err;
     }
-    throw JobFailure.user('unavailable', `The source redirects more than ${MAX_REDIRECTS} times`);
+    const { res } = got;
+    const type = res.headers['content-type'] ?? null;
+    // media is for yt-dlp (a single file is a listing of one); only text is read whole
+    if (type && /^(audio|video|image)\//i.test(type)) {
+      res.destroy();
+      return null;
+    }
+    let body: string;
+    try {
+      body = await readBody(res, MAX_FEED_BYTES);
+    } catch {
+      if (signal.aborted) throw timedOut();
+      throw JobFailure.user('rejected', `The source is larger than ${MAX_FEED_BYTES / 1024 / 1024} MB, the limit on a feed`);
+    }
+    if (!looksLikeFeed(body, type)) return null;
+    try {
+      return parseFeed(body, got.url);
+    } catch (err) {
+      if (err instanceof CollectionError) throw JobFailure.user(err.kind === 'timeout' ? 'unavailable' : err.kind, err.message);
+      throw err;
+    }
   }
 
   async function listSource(url: string, maxItems: number, signal: AbortSignal): Promise<CollectionListing> {

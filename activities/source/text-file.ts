@@ -4,15 +4,14 @@ import { platformGate } from '../../engines/egress/platform-gate';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
-import { EgressRefusedError } from '../../engines/egress/address-check';
-import { egressRequest, readBody } from '../../engines/egress/http-client';
+import { readBody } from '../../engines/egress/http-client';
+import { checkedGet } from './checked-get';
 import type { Storage } from '../../engines/storage';
 import { JobFailure } from '../../lib/job-failure';
 import { uploadIdOf } from '../../lib/uploads';
 
 /** Largest text source read (a feature film's subtitles are about 100 kB). */
 export const TEXT_SOURCE_MAX_BYTES = 5 * 1024 * 1024;
-const MAX_REDIRECTS = 5;
 
 /** Puts the text file at `url` (or the upload it names) in the job's work folder; returns its path relative to that folder. */
 export async function fetchTextFile(deps: { storage: Storage; allowPrivateNetwork: boolean }, jobId: string, url: string): Promise<string> {
@@ -29,30 +28,10 @@ export async function fetchTextFile(deps: { storage: Storage; allowPrivateNetwor
 }
 
 async function readText(url: string, allowPrivate: boolean): Promise<string> {
-  let target = url;
-  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-    let res;
-    try {
-      res = await egressRequest({ url: target, method: 'GET', timeoutMs: 30_000, allowPrivate, traffic: 'source', signal: Context.current().cancellationSignal, headers: { Accept: 'text/vtt, application/x-subrip, text/plain;q=0.9, */*;q=0.1' } });
-    } catch (err) {
-      if (err instanceof EgressRefusedError) throw JobFailure.user('rejected', `The source address is not allowed: ${err.message}`);
-      throw JobFailure.user('unavailable', `The source could not be fetched: ${(err as Error).message}`);
-    }
-    const status = res.statusCode ?? 0;
-    if (status >= 300 && status < 400 && res.headers.location) {
-      res.resume();
-      target = new URL(res.headers.location, target).toString();
-      continue;
-    }
-    if (status !== 200) {
-      res.resume();
-      throw JobFailure.user('unavailable', `The source is not available: the site answered HTTP ${status}`);
-    }
-    try {
-      return await readBody(res, TEXT_SOURCE_MAX_BYTES);
-    } catch {
-      throw JobFailure.user('rejected', `The subtitle file is larger than ${TEXT_SOURCE_MAX_BYTES / 1024 / 1024} MB`);
-    }
+  const { res } = await checkedGet(url, { allowPrivate, signal: Context.current().cancellationSignal, accept: 'text/vtt, application/x-subrip, text/plain;q=0.9, */*;q=0.1' });
+  try {
+    return await readBody(res, TEXT_SOURCE_MAX_BYTES);
+  } catch {
+    throw JobFailure.user('rejected', `The subtitle file is larger than ${TEXT_SOURCE_MAX_BYTES / 1024 / 1024} MB`);
   }
-  throw JobFailure.user('unavailable', `The source redirects more than ${MAX_REDIRECTS} times`);
 }
