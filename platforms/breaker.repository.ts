@@ -95,3 +95,10 @@ export async function trackedPlatforms(em: EntityManager): Promise<Set<string>> 
   const rows = await em.find(PlatformBreaker, {}, { fields: ['platform'] });
   return new Set(rows.map((r) => r.platform));
 }
+
+/** Whether the platform's breaker is open and its next probe not yet due (a periodic check then waits for it). */
+export async function breakerHolds(em: EntityManager, platform: string, now = new Date()): Promise<string | null> {
+  const b = await em.findOne(PlatformBreaker, { platform });
+  if (!b?.openedAt || (b.nextProbeAt && b.nextProbeAt.getTime() <= now.getTime())) return null;
+  return b.lastReason ?? 'it refuses requests';
+}

@@ -13,6 +13,8 @@ import { Batch } from '../batches/entity';
 import { insertBatchItems } from '../batches/repository';
 import type { BatchInput, BatchSelection } from '../batches/types';
 import { subscribedEndpoints } from '../webhooks/repository';
+import { breakerHolds, recordRefusal, recordSuccess } from '../platforms/breaker.repository';
+import { platformOfUrl } from '../lib/source-sites';
 import type { EventPlan, EventTarget } from '../webhooks/activities';
 import { Subscription, SubscriptionItem } from './entity';
 import { SUBSCRIPTION_MAX_BACKOFF_SECONDS, SUBSCRIPTION_MAX_FAILURES, subscriptionScheduleId, type CheckOutcome, type CheckPlan } from './types';
@@ -20,7 +22,7 @@ import { SUBSCRIPTION_MAX_BACKOFF_SECONDS, SUBSCRIPTION_MAX_FAILURES, subscripti
 export interface SubscriptionActivityDeps {
   orm: MikroORM;
   storage: Storage;
-  config: Pick<Config, 'webhookRetryScheduleMs'>;
+  config: Pick<Config, 'webhookRetryScheduleMs' | 'platformBreaker'>;
   /** Pauses a Schedule (a subscription that keeps failing), through the process's Temporal client. */
   pauseSchedule?: (scheduleId: string, note: string) => Promise<void>;
 }
@@ -46,6 +48,9 @@ export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
         // the schedule fires on whole intervals: a little slack so a check due at the next one is not skipped
         if (Date.now() < sub.lastCheckedAt.getTime() + wait * 1000 - 500) return { run: false, why: 'backing off' };
       }
+      // a platform that refuses the service is left alone until its breaker's next probe, as its jobs are
+      const platform = platformOfUrl(sub.url);
+      if (platform && (await breakerHolds(em, platform))) return { run: false, why: `${platform} is refusing requests` };
       const account = await em.findOneOrFail(Account, sub.accountId);
       return { run: true, checkId: crypto.randomUUID(), url: sub.url, maxItems: PLANS[account.plan].maxBatchItems };
     },
@@ -100,15 +105,21 @@ export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
         return { newItems: run.length, batch: batch ? batchOf(batch) : null };
       });
       await storage.removeOutput(`batch-${input.checkId}`).catch(() => undefined);
+      // the source answered: a platform breaker open for its site closes, as a job getting through closes it
+      const checked = await orm.em.fork().findOne(Subscription, input.subscriptionId);
+      const platform = checked ? platformOfUrl(checked.url) : null;
+      if (platform) await recordSuccess(orm.em.fork(), platform);
       log.info({ subscription_id: input.subscriptionId, new_items: outcome.newItems, batch_id: outcome.batch?.batchId ?? null }, 'subscription checked');
       return outcome;
     },
 
     /** A check whose source failed: the subscription backs off, and after SUBSCRIPTION_MAX_FAILURES in a row pauses itself. */
-    async subscriptionCheckFailed(input: { subscriptionId: string; message: string }): Promise<{ paused: boolean }> {
+    async subscriptionCheckFailed(input: { subscriptionId: string; message: string; refused?: boolean }): Promise<{ paused: boolean }> {
       const em = orm.em.fork();
       const sub = await em.findOne(Subscription, input.subscriptionId);
       if (!sub) return { paused: false };
+      const platform = platformOfUrl(sub.url);
+      if (input.refused && platform) await recordRefusal(orm.em.fork(), platform, input.message, config.platformBreaker);
       sub.failures += 1;
       sub.lastError = input.message;
       sub.lastCheckedAt = new Date();

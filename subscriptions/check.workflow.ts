@@ -1,11 +1,19 @@
-import { ParentClosePolicy, startChild } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, ParentClosePolicy, startChild } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import { batchWorkflow } from '../batches/batch.workflow';
 import { batchWorkflowId } from '../batches/types';
 import { failureOf } from '../jobs/media-job.workflow';
 import { control, mediaInfoExpansion } from '../workflows/activity-proxies';
 import { startEventDeliveries } from '../workflows/event-deliveries';
+import { PLATFORM_REFUSED_TYPE } from '../lib/job-failure';
 import type { SubscriptionCheckInput } from './types';
+
+/** Whether the check failed because the platform refuses the service (a 429, a bot check), not because of this source. */
+function platformRefused(err: unknown): boolean {
+  let cur: unknown = err;
+  while (cur instanceof ActivityFailure && cur.cause) cur = cur.cause;
+  return cur instanceof ApplicationFailure && cur.type === PLATFORM_REFUSED_TYPE;
+}
 
 /**
  * One check of a subscription, started by its Schedule: the source expanded (on media-info), what the
@@ -21,7 +29,7 @@ export async function subscriptionCheckWorkflow(input: SubscriptionCheckInput): 
   try {
     ({ file } = await mediaInfoExpansion.expandBatchSource({ batchId: plan.checkId, source: { url: plan.url }, selection: { maxItems: plan.maxItems, after: null, before: null, order: 'newest' } }));
   } catch (err) {
-    const { paused } = await control.subscriptionCheckFailed({ subscriptionId, message: failureOf(err).message });
+    const { paused } = await control.subscriptionCheckFailed({ subscriptionId, message: failureOf(err).message, refused: platformRefused(err) });
     if (paused) await startEventDeliveries(await control.planSubscriptionEvent({ subscriptionId }), 'subscription.paused', subscriptionId, plan.checkId);
     return { newItems: 0 };
   }

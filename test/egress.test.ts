@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ATTACKS, FEED_ITEMS, JOB_KINDS, LITERALS, type Created, type JobKind, type LabReport } from './helpers/egress-lab';
+import { ATTACKS, FEED_ITEMS, JOB_KINDS, PEERTUBE_CHANNEL, LITERALS, type Created, type JobKind, type LabReport } from './helpers/egress-lab';
 
 const execFileP = promisify(execFile);
 const REFUSAL = /^The source tried to reach a private or reserved address \((127\.0\.0\.1|::1|169\.254\.169\.254)\), which is not allowed$/;
@@ -146,6 +146,13 @@ describe('egress safety: attacks from a "public" origin inside a private network
     for (const name of ['literal 127.0.0.1', 'literal [::1]', 'metadata address']) assert.equal(items.get(name)!.status, 'skipped', name);
     assert.equal(r.batches.redirectFeed.status, 'failed');
     assert.match(r.batches.redirectFeed.error ?? '', /not allowed/);
+  });
+
+  it("a PeerTube channel expands through yt-dlp's flat listing of its REST API: one item per video, no video page fetched", () => {
+    const ch = r.batches.peertubeChannel;
+    assert.equal(ch.status, 'completed', JSON.stringify(ch));
+    assert.deepEqual(ch.items.map((i) => i.url), PEERTUBE_CHANNEL.videos.map((v) => `https://${PEERTUBE_CHANNEL.host}/w/${v}`));
+    assert.deepEqual(ch.items.map((i) => i.title), ['Channel video 1', 'Channel video 2', 'Channel video 3']);
   });
 
   it('no output file holds the contents of /etc/passwd', () => {

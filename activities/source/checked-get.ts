@@ -27,6 +27,11 @@ export async function checkedGet(url: string, opts: { allowPrivate: boolean; sig
       target = new URL(res.headers.location, target).toString();
       continue;
     }
+    if (status === 429) {
+      res.resume();
+      // the site refuses the service, not this document: its platform's breaker counts it
+      throw JobFailure.refused('The site is refusing requests from this service for now (HTTP 429 too many requests)');
+    }
     if (status !== 200) {
       res.resume();
       throw JobFailure.user('unavailable', `The source is not available: the site answered HTTP ${status}`);

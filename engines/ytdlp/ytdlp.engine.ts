@@ -234,13 +234,12 @@ export function ytdlpInvocation(opts: Pick<YtDlpEngineOptions, 'binary' | 'ffmpe
   return (proxyUrl: string, own: string[], url?: string) => ({ args: [...args, ...extractorArgsFor(url, opts.extractorArgs), '--proxy', proxyUrl, ...own], env });
 }
 
-/** Runs the pinned yt-dlp as a child process with JSON output. */
-/** The engine's options from the service's settings. */
 /** The program to run now. */
 export function ytdlpBinary(opts: Pick<YtDlpEngineOptions, 'binary'>): string {
   return typeof opts.binary === 'function' ? opts.binary() : opts.binary;
 }
 
+/** The engine's options from the service's settings. */
 export function ytdlpOptionsOf(config: Pick<Config, 'ytdlpPath' | 'ytdlpToolsDir' | 'ffmpegPath' | 'ffprobePath' | 'ytdlpPluginDirs' | 'maxSourcePixels' | 'cookiesDir' | 'secrets' | 'denoPath' | 'ytdlpExtractorArgs'>): YtDlpEngineOptions {
   return {
     binary: () => currentYtdlp(config).binary,
@@ -254,6 +253,7 @@ export function ytdlpOptionsOf(config: Pick<Config, 'ytdlpPath' | 'ytdlpToolsDir
   };
 }
 
+/** Runs the pinned yt-dlp as a child process with JSON output. */
 export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
   const invocation = ytdlpInvocation(opts);
 

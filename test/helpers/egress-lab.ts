@@ -12,9 +12,11 @@ import { execFileSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { PLANS } from '../../accounts/entity';
+import { projectRoot } from '../../lib/config';
 import { fixtureCacheDir, startFixturePlatform } from './fixture-platform';
 import { ledgerByJob, querySqlite } from './ledger';
 import { PT_VIDEOS, startPeerTubeFixture } from './peertube-fixture';
@@ -58,6 +60,9 @@ export const ATTACKS = {
   'local file: HLS segment subfile:/concat: of /etc/passwd': () => 'http://public.test/attack/hls-subfile.m3u8',
 } as const;
 export type AttackName = keyof typeof ATTACKS;
+
+/** A PeerTube channel on an instance yt-dlp's PeerTube extractor knows by name, served over TLS in the lab. */
+export const PEERTUBE_CHANNEL = { host: 'framatube.org', name: 'fixture_channel', videos: ['pt1ShortUuidAaaaaaaaaa1', 'pt1ShortUuidAaaaaaaaaa2', 'pt1ShortUuidAaaaaaaaaa3'] } as const;
 
 /** A podcast feed on public.test whose items lead to private addresses, one public item among them. */
 export const FEED_ITEMS = {
@@ -132,7 +137,7 @@ export interface LabReport {
   filesWithPasswd: string[];
   ledger: { balance: number; expected: number };
   /** A download batch of the attack feed: each item as the batch shows it; a list of a feed that redirects to 127.0.0.1. */
-  batches: { feedItems: { title: string; status: string; reason: string | null; jobId: string | null }[]; feedStatus: string; redirectFeed: { status: string; error: string | null } };
+  batches: { feedItems: { title: string; status: string; reason: string | null; jobId: string | null }[]; feedStatus: string; redirectFeed: { status: string; error: string | null }; peertubeChannel: { status: string; error: string | null; items: { url: string; title: string | null }[] } };
 }
 
 function sh(cmd: string, ...args: string[]): void {
@@ -144,7 +149,7 @@ function setUpNetwork(dir: string): void {
   sh('ip', 'link', 'set', 'lo', 'up');
   for (const a of [LAB.public, LAB.peertube, LAB.dns, LAB.metadata]) sh('ip', 'addr', 'add', `${a}/32`, 'dev', 'lo');
   const files: Record<string, string> = {
-    hosts: `127.0.0.1 localhost\n::1 localhost ip6-localhost\n${LAB.public} public.test\n${LAB.peertube} peertube.test\n127.0.0.1 canary.test\n`,
+    hosts: `127.0.0.1 localhost\n::1 localhost ip6-localhost\n${LAB.public} public.test\n${LAB.peertube} peertube.test\n${LAB.peertube} ${PEERTUBE_CHANNEL.host}\n127.0.0.1 canary.test\n`,
     'resolv.conf': `nameserver ${LAB.dns}\noptions timeout:1 attempts:1\n`,
     'nsswitch.conf': fs.readFileSync('/etc/nsswitch.conf', 'utf8').replace(/^hosts:.*$/m, 'hosts: files dns'),
   };
@@ -292,6 +297,34 @@ function filesContaining(dir: string, needle: string): string[] {
   return found;
 }
 
+/**
+ * The PeerTube channel over https on 443, with a certificate of the lab's own: Node trusts it through
+ * NODE_EXTRA_CA_CERTS, and yt-dlp through certifi's bundle, replaced inside the lab's mount namespace
+ * (yt-dlp's PeerTube extractor calls the REST API over https only). The page answers as PeerTube's
+ * web app does (HTML), its REST API as documented: the channel, and its videos a page at a time.
+ */
+async function startPeerTubeChannel(dir: string): Promise<{ server: https.Server; caFile: string }> {
+  const key = path.join(dir, 'pt-key.pem');
+  const cert = path.join(dir, 'pt-cert.pem');
+  sh('openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', `/CN=${PEERTUBE_CHANNEL.host}`, '-addext', `subjectAltName=DNS:${PEERTUBE_CHANNEL.host}`);
+  const certifi = execFileSync(path.join(projectRoot, '.venv/bin/python'), ['-c', 'import certifi; print(certifi.where())'], { encoding: 'utf8' }).trim();
+  sh('mount', '--bind', cert, certifi);
+  const { name, videos } = PEERTUBE_CHANNEL;
+  const server = https.createServer({ key: fs.readFileSync(key), cert: fs.readFileSync(cert) }, (req, res) => {
+    const u = new URL(req.url ?? '/', `https://${PEERTUBE_CHANNEL.host}`);
+    const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (u.pathname === `/api/v1/video-channels/${name}`) json({ id: 7, name, displayName: 'Fixture channel', createdAt: '2024-01-01T00:00:00.000Z', ownerAccount: { id: 3, name: 'fixture' } });
+    else if (u.pathname === `/api/v1/video-channels/${name}/videos`) {
+      const start = Number(u.searchParams.get('start') ?? 0);
+      const count = Number(u.searchParams.get('count') ?? 15);
+      json({ total: videos.length, data: videos.slice(start, start + count).map((shortUUID, i) => ({ id: start + i + 1, shortUUID, uuid: `00000000-0000-4000-8000-00000000000${start + i + 1}`, name: `Channel video ${start + i + 1}`, duration: 10 })) });
+    } else if (u.pathname.startsWith('/c/')) res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><html><head><title>PeerTube</title></head><body><div id="app"></div></body></html>');
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(443, LAB.peertube, resolve));
+  return { server, caFile: cert };
+}
+
 async function main(outFile: string): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-egress-lab-'));
   setUpNetwork(dir);
@@ -305,7 +338,7 @@ async function main(outFile: string): Promise<void> {
     dns: [],
     filesWithPasswd: [],
     ledger: { balance: 0, expected: 0 },
-    batches: { feedItems: [], feedStatus: '', redirectFeed: { status: '', error: null } },
+    batches: { feedItems: [], feedStatus: '', redirectFeed: { status: '', error: null }, peertubeChannel: { status: '', error: null, items: [] } },
   };
   const media = path.join(dir, 'attack-media');
   const dns = await startDns(report.dns);
@@ -318,9 +351,10 @@ async function main(outFile: string): Promise<void> {
     await startCanary('::1', '::1', C, report.canaryHits, media),
     await startCanary(LAB.metadata, LAB.metadata, 80, report.canaryHits, media),
   ];
+  const channel = await startPeerTubeChannel(dir);
   let stack: ServeStack | null = null;
   try {
-    stack = await startServeStack({ name: 'egress', plan: 'enterprise', env: { ALLOW_PRIVATE_NETWORK: '', WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,1,2,3' } });
+    stack = await startServeStack({ name: 'egress', plan: 'enterprise', env: { ALLOW_PRIVATE_NETWORK: '', WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,1,2,3', NODE_EXTRA_CA_CERTS: channel.caFile } });
     const s = stack;
     // every event of every job also goes to an endpoint whose name resolves to a canary
     const catchAll = await s.api('POST', '/v1/webhooks', { url: `http://canary.test:${C}/hook`, events: [] });
@@ -410,12 +444,14 @@ async function main(outFile: string): Promise<void> {
     };
     const feedBatch = await s.api('POST', '/v1/batches', { operation: 'download', source: { url: 'http://public.test/attack/feed.xml' } });
     const redirectBatch = await s.api('POST', '/v1/batches', { operation: 'list', source: { url: 'http://public.test/attack/feed-redirect.xml' } });
+    const channelBatch = await s.api('POST', '/v1/batches', { operation: 'list', source: { url: `https://${PEERTUBE_CHANNEL.host}/c/${PEERTUBE_CHANNEL.name}/videos` } });
     pending.push(
       endOf(feedBatch.body.batch_id).then((b) => {
         report.batches.feedStatus = b.status;
         report.batches.feedItems = b.items.map((i: any) => ({ title: i.title, status: i.status, reason: i.reason, jobId: i.job_id }));
       }),
       endOf(redirectBatch.body.batch_id).then((b) => void (report.batches.redirectFeed = { status: b.status, error: b.error })),
+      endOf(channelBatch.body.batch_id).then((b) => void (report.batches.peertubeChannel = { status: b.status, error: b.error, items: b.items.map((i: any) => ({ url: i.url, title: i.title })) })),
     );
 
     await Promise.all(pending);
@@ -465,6 +501,7 @@ async function main(outFile: string): Promise<void> {
     await stack?.stop();
     await origin.close();
     await peertube.close();
+    channel.server.close();
     for (const c of canaries) c.close();
     dns.close();
     fs.writeFileSync(outFile, JSON.stringify(report, null, 2));

@@ -51,7 +51,7 @@ const BOMB = `<?xml version="1.0"?>
 /** How long `/slow-feed/…` takes to answer. */
 export const SLOW_FEED_MS = 6_000;
 
-/** Serves `audio` (a WAV file) for every episode path; `/missing/…` paths 404 and `/stall/…` ones send headers and a trickle, never the end. */
+/** Serves `audio` (a WAV file) for every episode path; `/missing/…` paths 404, `/refusing/…` ones 429, and `/stall/…` ones send headers and a trickle, never the end. */
 export async function startFeedOrigin(audio: string): Promise<FeedOrigin> {
   const hits: string[] = [];
   const episodes = new Map<string, Episode[]>();
@@ -77,6 +77,9 @@ export async function startFeedOrigin(audio: string): Promise<FeedOrigin> {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       const videos = [1, 2, 3, 4, 5].map((n) => `<h2>Clip ${n}</h2><video controls src="/clips/${n}.mp4"></video>`).join('\n');
       res.end(`<!doctype html><html><head><title>Five clips</title></head><body>${videos}</body></html>`);
+    } else if (path.startsWith('/refusing/')) {
+      res.writeHead(429, { 'content-type': 'text/plain', 'retry-after': '60' });
+      res.end('slow down');
     } else if (path.startsWith('/missing/')) {
       res.writeHead(404, { 'content-type': 'text/plain' });
       res.end('no such episode');
