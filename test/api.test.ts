@@ -13,6 +13,7 @@ import { JOB_TYPES } from '../operations/registry';
 import type { VideoInfo } from '../lib/video-info';
 import { createMaintenanceActivities } from '../jobs/maintenance.activities';
 import { freshRateWindow, startApiHarness, type ApiHarness } from './helpers/api-harness';
+import { Batch, BatchItem } from '../batches/entity';
 
 const SOURCE = 'http://127.0.0.1:9/video.mp4';
 
@@ -365,6 +366,54 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         assert.ok(results.every((r) => r.status === 202 || r.status === 409), results.map((r) => r.status).join(','));
         assert.equal(new Set(ok.map((r) => r.body.job_id)).size, 1);
         assert.equal(await h.balance(a.accountId), 999);
+      });
+    });
+
+    describe('batches and subscriptions: rows and reads on this database', () => {
+      it("counts a batch's items by their jobs' status, pages its items, lists its jobs; a subscription's fields and counts", async () => {
+        const a = await h.newAccount();
+        const urls = ['http://127.0.0.1:9/a.mp4', 'http://127.0.0.1:9/b.mp4', 'http://127.0.0.1:9/c.mp4'];
+        const created = await h.request('POST', '/v1/batches', { key: a.key, body: { operation: 'waveform', source: { urls } } });
+        assert.equal(created.status, 202, JSON.stringify(created.body));
+        const batchId = (created.body as any).batch_id as string;
+        // the workflow does not run here: its steps' rows are written as they would be
+        const em = h.orm.em.fork();
+        const jobIds = [crypto.randomUUID(), crypto.randomUUID()];
+        await em.insertMany(BatchItem, urls.map((url, position) => ({ batchId, position, url, identity: url, title: `Item ${position}`, publishedAt: new Date(Date.UTC(2026, 10, position + 1)), duration: 3.5, thumbnail: null, state: position < 2 ? ('created' as const) : ('skipped' as const), jobId: jobIds[position] ?? null, reason: position === 2 ? 'not run: the balance is 0' : null })));
+        em.create(Job, { id: jobIds[0]!, accountId: a.accountId, jobType: 'waveform', status: 'completed', sourceUrl: urls[0]!, parameters: {}, creditsCharged: 1, resultData: null, batchId, createdAt: new Date() });
+        em.create(Job, { id: jobIds[1]!, accountId: a.accountId, jobType: 'waveform', status: 'processing', sourceUrl: urls[1]!, parameters: {}, creditsCharged: 1, resultData: null, batchId, createdAt: new Date() });
+        await em.flush();
+        await em.nativeUpdate(Batch, { id: batchId }, { status: 'running' });
+        const first = await h.request('GET', `/v1/batches/${batchId}?limit=2`, { key: a.key });
+        assert.equal(first.status, 200, JSON.stringify(first.body));
+        const b = first.body as any;
+        assert.deepEqual(b.counts, { total: 3, pending: 0, processing: 1, completed: 1, failed: 0, skipped: 1 });
+        assert.deepEqual(b.items.map((i: any) => [i.status, i.job_id, i.published_at, i.duration]), [['completed', jobIds[0], '2026-11-01T00:00:00.000Z', 3.5], ['processing', jobIds[1], '2026-11-02T00:00:00.000Z', 3.5]]);
+        const rest = (await h.request('GET', `/v1/batches/${batchId}?cursor=${encodeURIComponent(b.next_cursor)}`, { key: a.key })).body as any;
+        assert.deepEqual(rest.items.map((i: any) => [i.status, i.reason]), [['skipped', 'not run: the balance is 0']]);
+        assert.equal(rest.has_more, false);
+        const jobs = (await h.request('GET', `/v1/jobs?batch_id=${batchId}`, { key: a.key })).body as any;
+        assert.deepEqual(jobs.items.map((j: any) => j.job_id).sort(), [...jobIds].sort());
+        assert.ok(jobs.items.every((j: any) => j.batch_id === batchId));
+        const other = await h.newAccount();
+        assert.equal((await h.request('GET', `/v1/batches/${batchId}`, { key: other.key })).status, 404);
+        assert.equal(((await h.request('GET', '/v1/batches', { key: a.key })).body as any).items[0].counts.total, 3);
+
+        const sub = await h.request('POST', '/v1/subscriptions', { key: a.key, body: { url: 'http://127.0.0.1:9/feed.xml', operation: 'waveform', check_every: 900, start_after: '2026-11-01' } });
+        assert.equal(sub.status, 201, JSON.stringify(sub.body));
+        const subId = (sub.body as any).subscription_id as string;
+        assert.equal((sub.body as any).start_after, '2026-11-01T00:00:00.000Z');
+        await em.nativeUpdate(Batch, { id: batchId }, { subscriptionId: subId });
+        const read = (await h.request('GET', `/v1/subscriptions/${subId}`, { key: a.key })).body as any;
+        assert.deepEqual([read.items_seen, read.items_run, read.paused, read.check_every], [0, 2, false, 900]);
+        assert.equal(Date.parse(read.next_check_at) % 900_000, 0, 'on a multiple of the interval');
+        const paused = await h.request('PATCH', `/v1/subscriptions/${subId}`, { key: a.key, body: { paused: true, check_every: 1800 } });
+        assert.deepEqual([(paused.body as any).paused, (paused.body as any).check_every, (paused.body as any).next_check_at], [true, 1800, null]);
+        assert.equal((await h.request('POST', `/v1/subscriptions/${subId}/check`, { key: a.key })).status, 409);
+        assert.equal((await h.request('PATCH', `/v1/subscriptions/${subId}`, { key: a.key, body: { check_every: 10 } })).status, 422);
+        assert.equal((await h.request('DELETE', `/v1/subscriptions/${subId}`, { key: other.key })).status, 404);
+        assert.equal((await h.request('DELETE', `/v1/subscriptions/${subId}`, { key: a.key })).status, 204);
+        assert.equal((await h.request('GET', `/v1/subscriptions/${subId}`, { key: a.key })).status, 404);
       });
     });
 
