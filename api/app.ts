@@ -28,8 +28,8 @@ import { uploadsRoutes } from '../uploads/routes';
 import { webhooksRoutes } from '../webhooks/routes';
 
 /** Why a body could not be read, as a client error (the parser's own errors would be 500s or misleading). */
-function bodyError(err: Error & { status?: number }, encoding: string): DomainError {
-  if (err.status === 413) return new DomainError('payload_too_large', 'The request body is too large (at most 1 MB)');
+function bodyError(err: Error & { status?: number }, encoding: string, limitMb: number): DomainError {
+  if (err.status === 413) return new DomainError('payload_too_large', `The request body is too large (at most ${limitMb} MB)`);
   if (err.status === 415) return new DomainError('unsupported_media_type', 'Send the request body as JSON with Content-Type: application/json');
   if (err instanceof SyntaxError && /only supports object and array/.test(err.message)) {
     return new DomainError('bad_request', NOT_AN_OBJECT);
@@ -83,11 +83,15 @@ export function createApp(deps: ApiDeps, opts: { log?: (msg: string, err: unknow
   app.use((ctx, next) => (isUnmetered(ctx.path) ? next() : limiter(ctx, next)));
   // The dashboard (/dashboard…) renders its own pages and errors and parses its own form bodies.
   app.use(dashboard(deps, fault));
-  const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: '1mb', encoding: 'utf-8', onError: (err, ctx) => {
-    throw bodyError(err, ctx.get('Content-Encoding'));
-  } });
+  const jsonParser = (limitMb: number) =>
+    bodyParser({ enableTypes: ['json'], jsonLimit: `${limitMb}mb`, encoding: 'utf-8', onError: (err, ctx) => {
+      throw bodyError(err, ctx.get('Content-Encoding'), limitMb);
+    } });
+  const parseJson = jsonParser(1);
+  // a batch's URL list may hold 10,000 URLs of up to 2,048 characters
+  const parseBatchJson = jsonParser(24);
   // file bodies are streamed by their routes, never parsed (or buffered) here
-  app.use((ctx, next) => (STREAMED_BODIES.test(ctx.path) ? next() : parseJson(ctx, next)));
+  app.use((ctx, next) => (STREAMED_BODIES.test(ctx.path) ? next() : (ctx.path === '/v1/batches' ? parseBatchJson : parseJson)(ctx, next)));
 
   const pub = new Router<ApiState>();
   pub.get('/v1/openapi.json', (ctx) => {

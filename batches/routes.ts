@@ -18,7 +18,7 @@ registry.registerPath({
   operationId: 'createBatch',
   summary: 'Run an operation on every item of a playlist, channel, feed, page or URL list: each item is an ordinary job with its own charge (async; `list` costs 1 credit and runs nothing)',
   request: { headers: IdempotencyHeaderSchema, body: { required: true, ...json(CreateBatchSchema) } },
-  responses: { 202: { description: 'Batch accepted; its source is being expanded', ...json(BatchCreatedSchema) }, ...errorResponses(400, 401, 402, 403, 415, 422, 429, 503) },
+  responses: { 202: { description: 'Batch accepted; its source is being expanded', ...json(BatchCreatedSchema) }, ...errorResponses(400, 401, 402, 403, 409, 413, 415, 422, 429, 503) },
 });
 registry.registerPath({
   method: 'get',

@@ -24,7 +24,9 @@ const CHECKS = ['not_a_server_error', 'status_code_conformance', 'content_type_c
  * one source (url or upload_id, not both) and fields of one variant, clip_end after clip_start, languages and models this server has installed, the 10-endpoint
  * quota, cursors only the server can sign, host names within DNS limits (253 characters, labels of 63). Schema-valid requests may meet them; nothing else may 422.
  */
-const DOCUMENTED_422 = ['getVideoInfo', ...Object.values(OPERATIONS).map((op) => `create${op.title}Job`), 'createWebhook', 'updateWebhook', 'listJobs', 'listWebhookDeliveries'];
+// batches and subscriptions too: their parameters are checked against the operation they name, `after`
+// must be before `before`, check_every has the server's floor, and their lists take server-signed cursors
+const DOCUMENTED_422 = ['getVideoInfo', ...Object.values(OPERATIONS).map((op) => `create${op.title}Job`), 'createWebhook', 'updateWebhook', 'listJobs', 'listWebhookDeliveries', 'createBatch', 'getBatch', 'listBatches', 'createSubscription', 'updateSubscription', 'listSubscriptions'];
 
 const toml = (v: unknown): string => JSON.stringify(v);
 

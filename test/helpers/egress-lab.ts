@@ -487,7 +487,9 @@ async function main(outFile: string): Promise<void> {
     report.ledger.balance = await s.credits();
     const infoCharges = [report.legit.info, ...Object.values(report.attacks).map((a) => a.info), ...Object.values(report.literals).map((l) => l.info)].filter((c) => c?.status === 200).length;
     const kept = all.filter((c) => c?.finalStatus === 'completed').reduce((n, c) => n + (c!.creditsCharged ?? 0), 0);
-    report.ledger.expected = PLANS.enterprise.monthlyCredits - kept - infoCharges;
+    // a `list` batch costs one read, refunded when its source could not be expanded
+    const listCharges = [report.batches.peertubeChannel.status, report.batches.redirectFeed.status].filter((st) => st === 'completed').length;
+    report.ledger.expected = PLANS.enterprise.monthlyCredits - kept - infoCharges - listCharges;
     report.filesWithPasswd = filesContaining(path.join(s.dataDir, 'files'), 'root:x:0:0');
     // legit outputs, measured
     for (const kind of ['download', 'clip', 'gif'] as const) {
