@@ -14,7 +14,7 @@ import { PLANS, type PlanName } from '../lib/plans';
 import { Account } from '../accounts/entity';
 import { chargeCredits, refundJob } from '../credits/repository';
 import { Job } from '../jobs/entity';
-import { accountJobCounts, jobInputOf } from '../jobs/repository';
+import { accountJobCounts, createPendingJob, jobInputOf } from '../jobs/repository';
 import type { JobType, MediaJobInput } from '../jobs/types';
 import { OPERATIONS } from '../operations/registry';
 import { subscribedEndpoints } from '../webhooks/repository';
@@ -66,20 +66,7 @@ export function createBatchActivities(deps: BatchActivityDeps) {
     const jobId = itemJobId(batch.id, item.position);
     try {
       await chargeCredits(em, batch.accountId, cost, `a ${jobType} job (batch ${batch.id})`, async (tx) => {
-        tx.create(Job, {
-          id: jobId,
-          accountId: batch.accountId,
-          jobType,
-          status: 'pending',
-          sourceUrl: item.url,
-          parameters: params as unknown as Record<string, unknown>,
-          creditsCharged: cost,
-          progress: 0,
-          webhookUrl: batch.webhookUrl,
-          resultData: null,
-          batchId: batch.id,
-          createdAt: new Date(),
-        });
+        createPendingJob(tx, { id: jobId, accountId: batch.accountId, jobType, sourceUrl: item.url, params: params as unknown as Record<string, unknown>, cost, webhookUrl: batch.webhookUrl, batchId: batch.id });
         await tx.nativeUpdate(BatchItem, { batchId: batch.id, position: item.position }, { state: 'created', jobId });
         return { jobId, value: null };
       });

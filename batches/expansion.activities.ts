@@ -74,7 +74,7 @@ export function createExpansionActivities(deps: ExpansionDeps) {
     try {
       return parseFeed(body, got.url);
     } catch (err) {
-      if (err instanceof CollectionError) throw JobFailure.user(err.kind === 'timeout' ? 'unavailable' : err.kind, err.message);
+      if (err instanceof CollectionError) throw JobFailure.user(err.kind, err.message);
       throw err;
     }
   }

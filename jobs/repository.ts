@@ -12,6 +12,24 @@ import { Job } from './entity';
 /** A job id as the API shows it (any other string names no job). */
 const JOB_ID = /^[0-9a-f-]{36}$/i;
 
+/** A new job's row, pending and charged `cost`, in the caller's transaction (the charge's). */
+export function createPendingJob(tx: EntityManager, job: { id: string; accountId: string; jobType: JobType; sourceUrl: string; params: Record<string, unknown>; cost: number; webhookUrl: string | null; batchId?: string }): Job {
+  return tx.create(Job, {
+    id: job.id,
+    accountId: job.accountId,
+    jobType: job.jobType,
+    status: 'pending',
+    sourceUrl: job.sourceUrl,
+    parameters: job.params,
+    creditsCharged: job.cost,
+    progress: 0,
+    webhookUrl: job.webhookUrl,
+    resultData: null,
+    batchId: job.batchId ?? null,
+    createdAt: new Date(),
+  });
+}
+
 /** A job of the account, or null (ids of other accounts' jobs look exactly like unknown ones). */
 export function findAccountJob(em: EntityManager, accountId: string, jobId: string): Promise<Job | null> {
   if (!JOB_ID.test(jobId)) return Promise.resolve(null);

@@ -6,7 +6,7 @@ import type { Account } from '../accounts/entity';
 import { chargeCredits } from '../credits/repository';
 import { Job } from './entity';
 import { jobEnded, waitForJobEnd } from './job-end';
-import { accountJobCounts, findAccountJob, jobInputOf, listAccountJobs, readAccountJob, type JobFilter } from './repository';
+import { accountJobCounts, createPendingJob, findAccountJob, jobInputOf, listAccountJobs, readAccountJob, type JobFilter } from './repository';
 import { checkUrlAddress } from '../engines/egress/address-check';
 import { DomainError } from '../lib/errors';
 import type { FileLinks } from '../lib/file-links';
@@ -76,19 +76,7 @@ export async function createJob(em: EntityManager, deps: ApiDeps, account: Accou
   const cost = op.cost(params as never);
   const jobId = crypto.randomUUID();
   const job = await chargeCredits(em, account.id, cost, `a ${jobType} job`, async (tx) => {
-    const row = tx.create(Job, {
-      id: jobId,
-      accountId: account.id,
-      jobType,
-      status: 'pending',
-      sourceUrl: source,
-      parameters: params as unknown as Record<string, unknown>,
-      creditsCharged: cost,
-      progress: 0,
-      webhookUrl: params.webhook_url,
-      resultData: null,
-      createdAt: new Date(),
-    });
+    const row = createPendingJob(tx, { id: jobId, accountId: account.id, jobType, sourceUrl: source, params: params as unknown as Record<string, unknown>, cost, webhookUrl: params.webhook_url });
     return { jobId, value: row };
   });
 

@@ -61,9 +61,11 @@ export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
      */
     async recordSubscriptionCheck(input: { subscriptionId: string; checkId: string; file: string }): Promise<CheckOutcome> {
       const em = orm.em.fork();
+      let sourceUrl: string | null = null;
       const outcome = await em.transactional(async (tx): Promise<CheckOutcome> => {
         const sub = await tx.findOne(Subscription, input.subscriptionId);
         if (!sub) return { newItems: 0, batch: null };
+        sourceUrl = sub.url;
         const account = await tx.findOneOrFail(Account, sub.accountId);
         const selection: BatchSelection = { maxItems: PLANS[account.plan].maxBatchItems, after: sub.startAfter.toISOString(), before: null, order: 'newest' };
         const batchOf = (b: Batch): BatchInput => ({ batchId: b.id, accountId: b.accountId, plan: account.plan, operation: b.operation, source: b.source, selection: b.selection, expanded: true });
@@ -106,8 +108,7 @@ export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
       });
       await storage.removeOutput(`batch-${input.checkId}`).catch(() => undefined);
       // the source answered: a platform breaker open for its site closes, as a job getting through closes it
-      const checked = await orm.em.fork().findOne(Subscription, input.subscriptionId);
-      const platform = checked ? platformOfUrl(checked.url) : null;
+      const platform = sourceUrl ? platformOfUrl(sourceUrl) : null;
       if (platform) await recordSuccess(orm.em.fork(), platform);
       log.info({ subscription_id: input.subscriptionId, new_items: outcome.newItems, batch_id: outcome.batch?.batchId ?? null }, 'subscription checked');
       return outcome;

@@ -22,7 +22,7 @@ export interface CollectionListing {
 /** Why a source could not be listed, as a person reads it. */
 export class CollectionError extends Error {
   constructor(
-    readonly kind: 'unavailable' | 'rejected' | 'unsupported' | 'timeout',
+    readonly kind: 'rejected' | 'unsupported',
     message: string,
   ) {
     super(message);
