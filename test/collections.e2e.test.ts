@@ -102,6 +102,15 @@ describe('batches and subscriptions (serve, a loopback podcast host)', function 
     assert.equal(origin.hits.filter((h) => h.startsWith('/ep/')).length, 0, 'listing fetches no enclosure');
   });
 
+  it('lists a feed served with a wrong content type (text/plain), in chunks of 97 bytes, by what its body is', async () => {
+    origin.episodes.set('plain', dailyEpisodes(3, FIRST_EPISODE));
+    const created = await s.api('POST', '/v1/batches', { operation: 'list', source: { url: origin.url('/chunked-feed/plain.xml') }, order: 'oldest' });
+    assert.equal(created.status, 202, JSON.stringify(created.body));
+    const batch = await waitBatch(created.body.batch_id);
+    assert.equal(batch.status, 'completed', JSON.stringify(batch));
+    assert.deepEqual(batch.items.map((i: any) => i.url), [1, 2, 3].map((n) => origin.url(`/ep/${n}.wav`)));
+  });
+
   it('runs a transcribe batch on the items after a date: exactly those, each charged once, the 404 failed and refunded once, batch.completed once', async () => {
     const episodes = dailyEpisodes(60, FIRST_EPISODE);
     // episode 59's enclosure is gone from the host

@@ -31,6 +31,7 @@ describe('collections: feeds, flat listings and which items a batch takes', () =
     assert.deepEqual(parseFeed(rss, 'https://e.com/f').items.map((i) => i.url), ['https://e.com/ok']);
     assert.ok(looksLikeFeed('\uFEFF<?xml version="1.0"?>\n<!-- c --><rss version="2.0">', 'text/xml'));
     assert.ok(looksLikeFeed('<feed xmlns="http://www.w3.org/2005/Atom">', null));
+    assert.ok(looksLikeFeed('<?xml version="1.0"?><rss version="2.0">', 'application/octet-stream'), 'a wrong content type: the body says');
     assert.ok(!looksLikeFeed('<!doctype html><html><body><rss>', 'text/html'));
   });
 
