@@ -92,6 +92,8 @@ COPY credits credits
 COPY uploads uploads
 COPY info info
 COPY jobs jobs
+COPY batches batches
+COPY subscriptions subscriptions
 COPY webhooks webhooks
 COPY platforms platforms
 COPY activities activities

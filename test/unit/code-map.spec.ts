@@ -60,4 +60,12 @@ describe('README code map', () => {
     }
     assert.deepEqual(stale, [], `README.md's Code map names what is not there: ${stale.join('; ')}`);
   });
+
+  it('is what the image builds: the Dockerfile copies every folder tsconfig.json compiles', () => {
+    const compiled: string[] = (JSON.parse(fs.readFileSync(path.join(root, 'tsconfig.json'), 'utf8')) as { include: string[] }).include;
+    const dockerfile = fs.readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    const copied = new Set([...dockerfile.matchAll(/^COPY\s+(?!--)(\S+)\s+\1\s*$/gm)].map((m) => m[1]!));
+    const missing = compiled.filter((folder) => !copied.has(folder));
+    assert.deepEqual(missing, [], `the Dockerfile does not COPY ${missing.join(', ')}, so the image's tsc cannot compile what imports them`);
+  });
 });
