@@ -8,6 +8,7 @@ import { findOwner, ownerEmailProblem, setOwnerEmail } from '../accounts/owners.
 import { ApiKey } from '../keys/entity';
 import { adjustCredits, currentBalance } from '../credits/repository';
 import { closeKeyUsage } from '../keys/usage.repository';
+import { rateLimitsWritten } from '../db/rate-limit.repository';
 import { resealStoredSecrets, secretBoxOf } from '../db/sealed-secrets';
 import { openOrm } from '../db/orm';
 import { loadSecretBox, newSecretKeyText, readKeyFile, writeKeyFile } from '../lib/secret-box';
@@ -186,9 +187,10 @@ async function serve(config: Config, withApi: boolean, queues: TaskQueue[]): Pro
     const { address, dev } = embedded ? await temporalAddress(config) : { address: need(config.temporalAddress, 'TEMPORAL_ADDRESS'), dev: null };
     if (dev) stops.push(() => dev.stop());
     const orm = await openOrm(config, { migrate: true, warn: (msg) => log.warn(msg) });
-    // buffered key usage is written before the database closes
+    // buffered key usage and rate-limit counts are written before the database closes
     stops.push(async () => {
       await closeKeyUsage(orm.em);
+      await rateLimitsWritten(orm.em);
       await orm.close();
     });
     // serve: the queues that need no database (those that run tools) in a worker process of their own

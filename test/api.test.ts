@@ -6,7 +6,8 @@ import { setKeyActive, deleteKey } from '../accounts/repository';
 import { Job } from '../jobs/entity';
 import { ledgerSum, refundJob } from '../credits/repository';
 import { flushKeyUsage } from '../keys/usage.repository';
-import { hitRateLimit } from '../db/rate-limit.repository';
+import { hitRateLimit, rateLimitsWritten } from '../db/rate-limit.repository';
+import { openOrm } from '../db/orm';
 import { InfoError } from '../jobs/orchestrator';
 import type { DownloadParams } from '../operations/download/spec';
 import { JOB_TYPES } from '../operations/registry';
@@ -525,6 +526,63 @@ for (const dialect of ['sqlite', 'postgresql'] as const) {
         }
         const next = results[hits.findIndex((x) => x.at !== now)]!;
         assert.equal(next.total, 1, 'the next minute is a window of its own');
+      });
+
+      it('two API processes on one database share a window: a process learns the other\'s hits at its next write, and the stored count holds every hit', async () => {
+        const other = await openOrm(h.config, { migrate: false, warn: () => undefined });
+        try {
+          const b = `test:${crypto.randomUUID()}`;
+          const now = Date.now();
+          const stored = async () => Number(((await h.orm.em.getConnection().execute('select sum(count) as n from rate_limit_counters where bucket = ?', [b])) as { n: number | string }[])[0]!.n);
+          const here = (): Promise<number> => hitRateLimit(h.orm.em.fork(), b, 10, now).then((w) => w.total);
+          const there = (): Promise<number> => hitRateLimit(other.em.fork(), b, 10, now).then((w) => w.total);
+          // a window's first hit in a process waits for its write; the next ones are counted on top of it
+          assert.deepEqual([await here(), await here(), await here(), await here()], [1, 2, 3, 4]);
+          await rateLimitsWritten(h.orm.em);
+          assert.equal(await stored(), 4);
+          // the other process's first hit learns what is stored
+          assert.deepEqual([await there(), await there()], [5, 6]);
+          await rateLimitsWritten(other.em);
+          // this process sees those two after its next write
+          assert.equal(await here(), 5);
+          await rateLimitsWritten(h.orm.em);
+          assert.equal(await here(), 8);
+          await rateLimitsWritten(h.orm.em);
+          assert.equal(await stored(), 8, 'every hit of both processes is stored once');
+        } finally {
+          await other.close();
+        }
+      });
+
+      it('answers a hit of a known window while another connection holds the row locked, and writes it once the lock is gone', async () => {
+        const other = await openOrm(h.config, { migrate: false, warn: () => undefined });
+        try {
+          const b = `test:${crypto.randomUUID()}`;
+          const now = Date.now();
+          assert.equal((await hitRateLimit(h.orm.em.fork(), b, 10, now)).total, 1);
+          await rateLimitsWritten(h.orm.em);
+          let locked!: () => void;
+          let release!: () => void;
+          const lockTaken = new Promise<void>((r) => (locked = r));
+          const released = new Promise<void>((r) => (release = r));
+          const holder = other.em.transactional(async (tx) => {
+            // SQLite: the database's write lock; PostgreSQL: the row's
+            await tx.getConnection().execute('update rate_limit_counters set count = count where bucket = ?', [b], 'run', tx.getTransactionContext());
+            locked();
+            await released;
+          });
+          await lockTaken;
+          // outside the transaction's async context: both ORMs share MikroORM's default context name
+          const answered = await Promise.all([1, 2, 3].map(() => hitRateLimit(h.orm.em.fork(), b, 10, now).then((w) => w.total)));
+          release();
+          await holder;
+          assert.deepEqual(answered, [2, 3, 4], 'answered while the lock was held, in order of arrival');
+          await rateLimitsWritten(h.orm.em);
+          const rows = (await h.orm.em.getConnection().execute('select count from rate_limit_counters where bucket = ?', [b])) as { count: number | string }[];
+          assert.equal(Number(rows[0]!.count), 4);
+        } finally {
+          await other.close();
+        }
       });
 
       it('answers 403, not 429, for a deactivated key whose minute is spent', async () => {

@@ -214,6 +214,7 @@ describe('dashboard end to end: a real browser against bin/mediasvc serve', func
     await page.getByLabel(/^URL/).fill('ftp://example.com/video.mp4');
     await page.getByRole('button', { name: /Start preview job/ }).click();
     assert.match((await page.locator('.field-invalid .error-text').first().textContent()) ?? '', /http or https/);
+    await page.waitForLoadState('domcontentloaded'); // the deferred script that shows one variant's fields has run
     await shoot('new-job-form-error');
 
     await page.getByLabel(/^URL/).fill(fx.url('/media/v720.mp4'));
@@ -269,6 +270,8 @@ describe('dashboard end to end: a real browser against bin/mediasvc serve', func
     assert.match((await page.locator('.field-invalid .error-text').first().textContent()) ?? '', /at least 16/);
     const kept = await page.locator('input[type=hidden][name=upload_id]').inputValue();
     assert.match(kept, /^upl_[A-Za-z0-9]{24}$/, 'the file sent with the first try is kept');
+    // the page that came back is parsed, but its deferred script, which hides the other variants' fields, may not have run yet
+    await page.waitForLoadState('domcontentloaded');
     await page.getByLabel(/^Width/).filter({ visible: true }).fill('200');
     await page.getByRole('button', { name: /Start preview job/ }).click();
     await page.waitForURL(/\/dashboard\/jobs\/[0-9a-f-]{36}$/);

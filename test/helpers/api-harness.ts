@@ -10,6 +10,7 @@ import type { PlanName } from '../../accounts/entity';
 import { createAccount, createApiKey } from '../../accounts/repository';
 import { adjustCredits, getBalance } from '../../credits/repository';
 import { closeKeyUsage } from '../../keys/usage.repository';
+import { rateLimitsWritten } from '../../db/rate-limit.repository';
 import { openOrm, type Dialect } from '../../db/orm';
 import { loadConfig, type Config } from '../../lib/config';
 import { FileLinks } from '../../lib/file-links';
@@ -161,6 +162,7 @@ export async function startApiHarness(dialect: Dialect): Promise<ApiHarness> {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
       await closeKeyUsage(orm.em);
+      await rateLimitsWritten(orm.em);
       await orm.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
       if (dialect === 'postgresql' && --pgUsers === 0 && pg) {
