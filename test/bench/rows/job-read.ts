@@ -14,10 +14,15 @@ let jobId = '';
 let runningId = '';
 let peer: Awaited<ReturnType<typeof startPeer>> | null = null;
 
-/** GET of the job at `connections` connections, each with a fresh key of its own, keeping each response's stages. */
+/** Fresh keys each connection takes in turns: one key at 1 connection can pass its plan's 10,000 a minute within a run. */
+const KEYS_PER_CONNECTION = 4;
+
+/** GET of the job at `connections` connections, each with fresh keys of its own, keeping each response's stages. */
 async function readLoad(ctx: BenchContext, seconds: number, connections = CONNECTIONS, id = jobId): Promise<LoadResult> {
-  const keys = await Promise.all(Array.from({ length: connections }, () => ctx.newKey()));
-  return load({ url: `${ctx.stack.base}/v1/jobs/${id}`, connections, seconds, headers: (i) => ({ authorization: `Bearer ${keys[i]}` }), stages: true });
+  const keys = await Promise.all(Array.from({ length: connections * KEYS_PER_CONNECTION }, () => ctx.newKey()));
+  const sent = new Array<number>(connections).fill(0);
+  const headers = (i: number) => ({ authorization: `Bearer ${keys[i * KEYS_PER_CONNECTION + (sent[i]!++ % KEYS_PER_CONNECTION)]}` });
+  return load({ url: `${ctx.stack.base}/v1/jobs/${id}`, connections, seconds, headers, stages: true });
 }
 
 /** The slowest 1 %'s stages (and the median's) of a run, as figures `<prefix>_slow_<stage>` / `<prefix>_mid_<stage>`. */
@@ -43,6 +48,42 @@ async function eventLoopDelay(ctx: BenchContext): Promise<{ p99: number; max: nu
   const text = await res.text();
   const gauge = (name: string) => Number(new RegExp(`^mediasvc_process_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1]) * 1000 - LOOP_RESOLUTION_MS;
   return { p99: gauge('p99'), max: gauge('max') };
+}
+
+/**
+ * Runs `fn` on a busy machine: preview clips of the 10 s source (a re-encode, about a second of
+ * ffmpeg each) made one after another through serve, so a media job is always running beside it.
+ */
+async function whileMediaJobRuns<T>(ctx: BenchContext, fn: () => Promise<T>): Promise<{ result: T; jobs: number }> {
+  let done = false;
+  let jobs = 0;
+  let started!: () => void;
+  const first = new Promise<void>((r) => (started = r));
+  const media = (async () => {
+    while (!done) {
+      const res = await ctx.stack.api('POST', '/v1/preview', { url: ctx.files.url('clip10.mp4'), preview_type: 'clip', duration: 10, width: 640 });
+      if (res.status !== 202) throw new Error(`POST /v1/preview answered ${res.status}: ${JSON.stringify(res.body)}`);
+      const id = (res.body as { job_id: string }).job_id;
+      // the read starts once the first job's tool runs
+      for (let s = 0; !done && s < 100; s++) {
+        const job = await ctx.stack.api('GET', `/v1/jobs/${id}`);
+        if ((job.body as { status: string }).status !== 'pending') break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      started();
+      const end = await ctx.stack.waitJob(id, 120_000);
+      if (end.status !== 'completed') throw new Error(`the busy machine's preview job ended ${end.status}`);
+      jobs++;
+    }
+  })();
+  try {
+    await Promise.race([first, media]);
+    const result = await fn();
+    return { result, jobs };
+  } finally {
+    done = true;
+    await media;
+  }
 }
 
 /** One read run with the event-loop delay over it. */
@@ -90,6 +131,9 @@ const row: BenchRow = {
     const bare = await load({ url: `http://127.0.0.1:${peer!.port}/v1/jobs/${jobId}`, connections: CONNECTIONS, seconds: ctx.seconds });
     const ok = product.statuses[200] ?? 0;
     const one = await measuredRead(ctx, 1);
+    for (const [what, r] of [['completed, 8 connections', product], ['completed, 1 connection', one.result]] as const) {
+      if (Object.keys(r.statuses).some((st) => st !== '200')) console.log(`job read, ${what}: statuses ${JSON.stringify(r.statuses)}`);
+    }
     const bareOne = await load({ url: `http://127.0.0.1:${peer!.port}/v1/jobs/${jobId}`, connections: 1, seconds: ctx.seconds });
     // a job row processing for the two runs only (the rows after wait for an idle serve)
     runningId = crypto.randomUUID();
@@ -100,7 +144,22 @@ const row: BenchRow = {
     await em.flush();
     const running = await measuredRead(ctx, CONNECTIONS, runningId);
     const runningOne = await measuredRead(ctx, 1, runningId);
+    // the same four reads on a busy machine: a media job running beside each
+    const busy = await whileMediaJobRuns(ctx, async () => ({
+      done8: await readLoad(ctx, ctx.seconds, CONNECTIONS),
+      done1: await readLoad(ctx, ctx.seconds, 1),
+      run8: await readLoad(ctx, ctx.seconds, CONNECTIONS, runningId),
+      run1: await readLoad(ctx, ctx.seconds, 1, runningId),
+    }));
     await em.getConnection().execute(`update jobs set status = 'failed', completed_at = ? where id = ?`, [Date.now(), runningId]);
+    const busyFigures = Object.fromEntries(
+      Object.entries(busy.result).flatMap(([k, r]) => [
+        [`busy_${k}_rps`, (r.statuses[200] ?? 0) / ctx.seconds],
+        [`busy_${k}_p50`, r.p50Ms],
+        [`busy_${k}_p99`, r.p99Ms],
+        [`busy_${k}_non200`, r.requests - (r.statuses[200] ?? 0)],
+      ]),
+    );
     const runningOk = (running.result.statuses[200] ?? 0) + (runningOne.result.statuses[200] ?? 0);
     return {
       runRps: (running.result.statuses[200] ?? 0) / ctx.seconds, runP50: running.result.p50Ms, runP99: running.result.p99Ms, runLoopMax: running.delay.max,
@@ -113,6 +172,7 @@ const row: BenchRow = {
       oneRps: (one.result.statuses[200] ?? 0) / ctx.seconds, oneP50: one.result.p50Ms, oneP99: one.result.p99Ms, oneLoopP99: one.delay.p99, oneLoopMax: one.delay.max,
       bareOneRps: bareOne.rps, bareOneP50: bareOne.p50Ms, bareOneP99: bareOne.p99Ms,
       ...coresFigures(cores),
+      ...busyFigures, busyJobs: busy.jobs,
     };
   },
   report: (m) => [
@@ -132,6 +192,19 @@ const row: BenchRow = {
     { what: `(same) CPU cores used during the run, of ${os.availableParallelism()}`, product: coresLine(m), peer: '', ratio: '' },
     { what: '`GET /v1/jobs/{id}` (running job: live progress from Temporal), 8 connections', product: `${fmt.rate(m.runRps!, 'req/s')}, p50 ${fmt.ms(m.runP50!)}, p99 ${fmt.ms(m.runP99!)}; event-loop delay max ${fmt.ms(m.runLoopMax!)}`, peer: '', ratio: '' },
     { what: '`GET /v1/jobs/{id}` (running job), 1 connection', product: `${fmt.rate(m.runOneRps!, 'req/s')}, p50 ${fmt.ms(m.runOneP50!)}, p99 ${fmt.ms(m.runOneP99!)}; event-loop delay max ${fmt.ms(m.runOneLoopMax!)}${m.runNon200 ? `; ${m.runNon200} not 200` : ''}`, peer: '', ratio: '' },
+    ...(
+      [
+        ['done8', `completed job, ${CONNECTIONS} connections`, m.p99],
+        ['done1', 'completed job, 1 connection', m.oneP99],
+        ['run8', `running job, ${CONNECTIONS} connections`, m.runP99],
+        ['run1', 'running job, 1 connection', m.runOneP99],
+      ] as const
+    ).map(([k, what, idle]) => ({
+      what: `(busy machine) \`GET /v1/jobs/{id}\`, ${what}, while preview clips run one after another (${Math.round(m.busyJobs!)} in the four runs)`,
+      product: `${fmt.rate(m[`busy_${k}_rps`]!, 'req/s')}, p50 ${fmt.ms(m[`busy_${k}_p50`]!)}, p99 ${fmt.ms(m[`busy_${k}_p99`]!)}${m[`busy_${k}_non200`] ? `; ${m[`busy_${k}_non200`]} not 200` : ''}`,
+      peer: `idle: p99 ${fmt.ms(idle!)}`,
+      ratio: fmt.ratio(m[`busy_${k}_p99`]!, idle!),
+    })),
     ...(
       [
         ['done8', `completed, ${CONNECTIONS} connections`],
