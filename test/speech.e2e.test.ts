@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import OpenAI from 'openai';
-import { conversation, referenceClip, trueSpeakerAt } from './helpers/conversations';
+import { speakerSet, turnAt } from './helpers/speaker-sets';
 import { projectRoot } from '../lib/config';
 import { ffprobe } from './helpers/media';
 import { cli, waitFor } from './helpers/processes';
@@ -294,8 +294,10 @@ describe('speech end to end: transcribe and translate through the API (serve, re
 
     it('the official openai Python SDK: formats, words, streaming, translations, and AuthenticationError, BadRequestError, RateLimitError', async () => {
       const python = path.join(projectRoot, '.venv/bin/python');
-      const talk = await conversation(2, 6, 3);
-      const annClip = await referenceClip(talk.turns[0]!.speaker);
+      // a conversation of the speaker labels' test set: two men's voices made from recordings (flite's awb and rms)
+      const { conversations, references } = await speakerSet(python, 'test', ['flite-awb']);
+      const talk = conversations.find((c) => c.name === 'test-awb-rms')!;
+      const annClip = references['flite-awb']!;
       const { stdout } = await execFileP(python, [path.join(projectRoot, 'test/clients/openai_audio.py'), `${s.base}/v1`, s.key, freeKey, JFK, talk.file, annClip], { maxBuffer: 16 * 1024 * 1024 });
       const out = JSON.parse(stdout);
       assert.match(out.json, /country/);
@@ -318,7 +320,8 @@ describe('speech end to end: transcribe and translate through the API (serve, re
       assert.deepEqual([out.diarized.task, [...new Set(segments.map((x) => x.speaker))]], ['transcribe', ['A', 'B']]);
       assert.ok(segments.every((x) => x.type === 'transcript.text.segment' && /^seg_\d+$/.test(x.id)), JSON.stringify(segments[0]));
       const first = talk.turns[0]!.speaker;
-      const right = segments.filter((x) => (x.speaker === 'A' ? first : 1 - first) === trueSpeakerAt(talk, (x.start + x.end) / 2)).length;
+      const right = segments.filter((x) => (x.speaker === 'A' ? first : 1 - first) === turnAt(talk, (x.start + x.end) / 2).speaker).length;
+      console.log(`      diarized_json through the openai SDK, ${talk.name}: ${right} of ${segments.length} segments on the voice speaking`);
       assert.ok(right / segments.length >= 0.9, `${right} of ${segments.length} segments on the voice speaking`);
       const events = out.diarized_stream as Diarized[];
       assert.equal(events.at(-1)!.type, 'transcript.text.done');
@@ -326,7 +329,8 @@ describe('speech end to end: transcribe and translate through the API (serve, re
       // known_speaker_names[] with a reference clip as a data URL: the first voice is Ann, the other keeps a letter
       const known = out.known.segments as Diarized[];
       assert.deepEqual([...new Set(known.map((x) => x.speaker))], ['Ann', 'A']);
-      const named = known.filter((x) => (x.speaker === 'Ann') === (trueSpeakerAt(talk, (x.start + x.end) / 2) === first)).length;
+      const named = known.filter((x) => (x.speaker === 'Ann') === (turnAt(talk, (x.start + x.end) / 2).voice === 'flite-awb')).length;
+      console.log(`      known speaker "Ann" (flite-awb's reference) through the openai SDK: ${named} of ${known.length} segments on the voice speaking`);
       assert.ok(named / known.length >= 0.9, `${named} of ${known.length} segments on the voice speaking`);
     });
   });

@@ -582,18 +582,25 @@ MIN_REFERENCE_SPEECH_S = 1.0
 
 
 def speaker_turns(audio, segments, num_speakers, references):
-    """Who spoke when (diarize.py), over the speech the words cover (words less than 0.3 s apart are
-    one stretch of speech), and which speakers are the known ones."""
+    """Who spoke when (diarize.py), over the speech the voice detector finds (pauses of 0.2 s or more
+    between stretches), else over the speech the words cover (words less than 0.3 s apart are one
+    stretch), and which speakers are the known ones. The detector's bounds are the speech's own; the
+    words' are the recogniser's, often short of a stretch's ends."""
+    from faster_whisper.vad import VadOptions, get_speech_timestamps
+
     import diarize as diarizer
 
-    spans = [(w["start"], w["end"]) for s in segments for w in s.get("words", [])] or [(s["start"], s["end"]) for s in segments]
-    regions = []
-    for start, end in sorted(spans):
-        if regions and start - regions[-1][1] < 0.3:
-            regions[-1][1] = max(regions[-1][1], end)
-        else:
-            regions.append([start, end])
-    turns, info = diarizer.turns(audio.samples(), regions, num_speakers)
+    samples = audio.samples()
+    speech = get_speech_timestamps(samples, VadOptions(min_silence_duration_ms=200, speech_pad_ms=30))
+    regions = [[s["start"] / diarizer.SAMPLE_RATE, s["end"] / diarizer.SAMPLE_RATE] for s in speech]
+    if not regions:
+        spans = [(w["start"], w["end"]) for s in segments for w in s.get("words", [])] or [(s["start"], s["end"]) for s in segments]
+        for start, end in sorted(spans):
+            if regions and start - regions[-1][1] < 0.3:
+                regions[-1][1] = max(regions[-1][1], end)
+            else:
+                regions.append([start, end])
+    turns, info = diarizer.turns(samples, regions, num_speakers)
     names = diarizer.name_speakers(info.get("voices", []), references) if references else {}
     return turns, names
 
