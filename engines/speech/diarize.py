@@ -7,8 +7,7 @@ The speech found is cut into windows (a stretch between pauses of up to 3 s is o
 1.5 s windows one after another; a window never spans a pause); each window gets a voice embedding;
 the windows are clustered (to `num_speakers` when given, else the number is estimated from the
 stretches of speech between pauses); each 10 ms frame of speech takes the speaker that the windows
-covering it vote for. The answer is a list of turns: (start, end,
-speaker index).
+covering it vote for. The answer is a list of turns: (start, end, speaker index).
 
 The constants below were chosen on the `dev` conversations of test/speakers/sets.py and are judged
 on its `test` conversations, which they never saw (docs/operations.md, "Speaker labels").

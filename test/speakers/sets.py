@@ -212,7 +212,15 @@ def build(name, voices, n_turns, seed, folder):
         with open(facts) as f:
             return json.load(f)
     rnd = random.Random(seed)
-    work = tempfile.mkdtemp(dir=folder)
+    with tempfile.TemporaryDirectory(dir=folder) as work:
+        conv = _speak_conversation(name, voices, n_turns, rnd, work, wav)
+    with open(f"{facts}.{os.getpid()}.part", "w") as f:
+        json.dump(conv, f, indent=1)
+    os.replace(f"{facts}.{os.getpid()}.part", facts)
+    return conv
+
+
+def _speak_conversation(name, voices, n_turns, rnd, work, wav):
     recordings = {v: _recordings(v) for v in voices if VOICES[v]["kind"] == "recording"}
     used = {v: 0 for v in voices}
     parts, turns, samples, previous = [], [], 0, -1
@@ -249,10 +257,7 @@ def build(name, voices, n_turns, seed, folder):
         samples += len(pcm)
     parts.append(np.zeros(RATE // 2, np.int16))
     _write_wav(wav, np.concatenate(parts))
-    for f in os.listdir(work):
-        os.remove(os.path.join(work, f))
-    os.rmdir(work)
-    conv = {
+    return {
         "name": name,
         "file": wav,
         "voices": voices,
@@ -263,10 +268,6 @@ def build(name, voices, n_turns, seed, folder):
         "duration": round(sum(len(p) for p in parts) / RATE, 3),
         "turns": turns,
     }
-    with open(f"{facts}.{os.getpid()}.part", "w") as f:
-        json.dump(conv, f, indent=1)
-    os.replace(f"{facts}.{os.getpid()}.part", facts)
-    return conv
 
 
 def build_set(which):
@@ -285,12 +286,8 @@ def reference_clip(voice, folder=None):
     v = VOICES[voice]
     if v["kind"] == "recording":
         raise ValueError(f"{voice}: a real voice has no recording left over for a reference")
-    work = tempfile.mkdtemp(dir=folder)
-    pcm = _speak(voice, "I am calling about the invoice you sent last Monday. It lists two items we never ordered.", work)
-    _write_wav(path, pcm)
-    for f in os.listdir(work):
-        os.remove(os.path.join(work, f))
-    os.rmdir(work)
+    with tempfile.TemporaryDirectory(dir=folder) as work:
+        _write_wav(path, _speak(voice, "I am calling about the invoice you sent last Monday. It lists two items we never ordered.", work))
     return path
 
 
