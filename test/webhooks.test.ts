@@ -6,11 +6,12 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkflowFailedError } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { createJobLifecycleActivities } from '../jobs/lifecycle.activities';
-import { createWebhookActivities } from '../webhooks/activities';
+import { createWebhookActivities, type AttemptResult, type WebhookActivities } from '../webhooks/activities';
 import { chargeCredits } from '../credits/repository';
 import { Account } from '../accounts/entity';
 import { Job } from '../jobs/entity';
 import { WebhookDelivery, WebhookEndpoint } from '../webhooks/entity';
+import { recordDelivered } from '../webhooks/repository';
 import { ApplicationFailure } from '@temporalio/common';
 import { USER_FAILURE_TYPES } from '../lib/job-failure';
 import { type MediaJobInput } from '../jobs/types';
@@ -168,10 +169,14 @@ describe('webhooks', function () {
     let workers: Worker[];
     let running: Promise<unknown>;
     let accountId: string;
+    type AttemptInput = Parameters<WebhookActivities['attemptDelivery']>[0];
+    let aroundAttempt: ((input: AttemptInput, real: WebhookActivities['attemptDelivery']) => Promise<AttemptResult>) | null = null;
 
     before(async () => {
       env = await timeSkippingEnv();
-      const webhookActs = createWebhookActivities({ orm: h.orm, config: h.config, now: () => env.currentTimeMs() });
+      const realActs = createWebhookActivities({ orm: h.orm, config: h.config, now: () => env.currentTimeMs() });
+      // a test may stand between the workflow and an attempt (to lose its answer after it was sent)
+      const webhookActs = { ...realActs, attemptDelivery: (i: AttemptInput) => (aroundAttempt ? aroundAttempt(i, realActs.attemptDelivery) : realActs.attemptDelivery(i)) };
       const controlActs = { ...createJobLifecycleActivities({ orm: h.orm, storage: h.storage, config: h.config }), ...createPlatformActivities({ orm: h.orm, config: h.config }) };
       // job operations are mocked at the workflow boundary; everything about events is real
       const fetchMock = {
@@ -270,6 +275,47 @@ describe('webhooks', function () {
       assert.equal(result, 'succeeded');
       assert.deepEqual(records.map((r) => [r.attempt, r.status, r.statusCode]), [[1, 'failed', 500], [2, 'failed', 503], [3, 'succeeded', 200]]);
       assert.equal(records[2]!.nextAttemptAt, null);
+    });
+
+    it('an attempt the target received whose answer never reached the workflow is not sent again: logged at once, or written late', async () => {
+      // the answer lost after the attempt was logged (Temporal away when the worker reported it)
+      rx.script('/answer-lost', [200]);
+      const sent = (p: string) => rx.received.filter((r) => r.path === p).length;
+      aroundAttempt = async (input, real) => {
+        await real(input);
+        throw new Error('the answer to Temporal was lost');
+      };
+      try {
+        const { result, records } = await deliver(await endpoint('/answer-lost'));
+        assert.equal(result, 'succeeded');
+        assert.equal(sent('/answer-lost'), 1);
+        assert.deepEqual(records.map((r) => [r.attempt, r.status, r.statusCode]), [[1, 'succeeded', 200]]);
+
+        // the database was away too: attempt 1 is logged as lost, and its success is written (over it)
+        // before attempt 2 is due, which then sends nothing
+        rx.script('/written-late', [200]);
+        let first: { input: AttemptInput; row: WebhookDelivery } | null = null;
+        aroundAttempt = async (input, real) => {
+          if (input.attempt === 1) {
+            await real(input);
+            const em = h.orm.em.fork();
+            const row = await em.findOneOrFail(WebhookDelivery, { deliveryId: input.deliveryId, attempt: 1 });
+            first = { input, row: { ...row } };
+            await em.nativeDelete(WebhookDelivery, { id: row.id });
+            throw new Error('the answer to Temporal was lost');
+          }
+          const { input: i1, row } = first!;
+          const { body: _b, firstAttemptAtMs: _f, nextOffsetMs: _n, ...target } = i1;
+          await recordDelivered(h.orm.em.fork(), target, { status: row.status, statusCode: row.statusCode, responseTimeMs: row.responseTimeMs, error: row.error, createdAt: row.createdAt, nextAttemptAt: row.nextAttemptAt });
+          return real(input);
+        };
+        const late = await deliver(await endpoint('/written-late'));
+        assert.equal(late.result, 'succeeded');
+        assert.equal(sent('/written-late'), 1, 'the target got the event once');
+        assert.deepEqual(late.records.map((r) => [r.attempt, r.status, r.statusCode]), [[1, 'succeeded', 200]], 'the late success replaced the lost attempt');
+      } finally {
+        aroundAttempt = null;
+      }
     });
 
     it('stops at once on 410 Gone', async () => {

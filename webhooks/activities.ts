@@ -4,7 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Job } from '../jobs/entity';
 import { serverSecret } from '../db/secrets.repository';
 import { WebhookEndpoint } from './entity';
-import { attemptLogged, clearNextAttempt, deliverySecret, recordAttempt, subscribedEndpoints } from './repository';
+import { attemptLogged, clearNextAttempt, deliverySecret, deliverySucceeded, recordAttempt, recordDelivered, subscribedEndpoints } from './repository';
 import { attemptDelivery } from './attempt';
 import type { Config } from '../lib/config';
 import { dependencyFault } from '../lib/dependency-faults';
@@ -70,20 +70,41 @@ export function createWebhookActivities(deps: WebhookDeps) {
     const startedAtMs = await now();
     const { firstAttemptAtMs, nextOffsetMs, body, ...target } = input;
     const em = orm.em.fork();
+    // an earlier attempt whose answer never reached the workflow (Temporal away, a lost completion) may
+    // have been received: the log says so, and the target is not sent the event again
+    if (target.attempt > 1 && (await deliverySucceeded(em, target.deliveryId))) return { outcome: 'succeeded', startedAtMs, finishedAtMs: startedAtMs };
     const secret = await deliverySecret(em, target);
     const res = await attemptDelivery({ deliveryId: target.deliveryId, url: target.url, body, secret, startedAtMs, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.allowPrivateNetwork });
     const nextAttemptAt = nextOffsetMs === null || res.final ? null : new Date((firstAttemptAtMs ?? startedAtMs) + nextOffsetMs);
     const { final: _final, ...outcome } = res;
-    await recordAttempt(em, target, { ...outcome, createdAt: new Date(startedAtMs), nextAttemptAt }).catch((err: unknown) => {
-      // the target has the event: a database away now must not make the workflow send it a second time
+    const record = { ...outcome, createdAt: new Date(startedAtMs), nextAttemptAt };
+    await recordAttempt(em, target, record).catch((err: unknown) => {
+      // the target has the event: a database away now must not make the workflow send it a second time,
+      // and the log must come to say it was received, for the attempts that check it
       if (res.status !== 'succeeded' || !dependencyFault(err)) throw err;
-      log.warn({ err, delivery_id: target.deliveryId, job_id: target.jobId }, 'webhook delivered, but the attempt could not be recorded');
+      log.warn({ err, delivery_id: target.deliveryId, job_id: target.jobId }, 'webhook delivered, but the attempt could not be recorded yet; recording it once the database is back');
+      recordDeliveredLater(target, record);
     });
     const result = res.status === 'succeeded' ? 'delivered' : res.final ? 'failed' : nextAttemptAt ? 'retry' : 'exhausted';
     webhookDeliveries.inc({ event: target.event, outcome: result });
     if (res.statusCode !== null) webhookLatency.observe({ event: target.event }, res.responseTimeMs / 1000);
     log.info({ job_id: target.jobId, account_id: target.accountId, delivery_id: target.deliveryId, event: target.event, attempt: target.attempt, outcome: result, http_status: res.statusCode, ms: res.responseTimeMs, ...(res.error ? { error: res.error } : {}) }, 'webhook attempt');
     return { outcome: res.status === 'succeeded' ? 'succeeded' : res.statusCode === 410 ? 'gone' : 'failed', startedAtMs, finishedAtMs: await now() };
+  }
+
+  /** Writes a received attempt in the background, retried until the database takes it (for up to 15 minutes). */
+  function recordDeliveredLater(target: DeliveryTarget, record: Parameters<typeof recordDelivered>[2]): void {
+    const giveUpAt = Date.now() + 15 * 60_000;
+    const attempt = async (waitMs: number): Promise<void> => {
+      await delay(waitMs);
+      try {
+        await recordDelivered(orm.em.fork(), target, record);
+      } catch (err) {
+        if (Date.now() < giveUpAt) return attempt(Math.min(waitMs * 2, 10_000));
+        log.error({ err, delivery_id: target.deliveryId, job_id: target.jobId }, 'a received webhook attempt could not be recorded');
+      }
+    };
+    void attempt(500);
   }
 
   return {
@@ -130,19 +151,24 @@ export function createWebhookActivities(deps: WebhookDeps) {
       deps.slowAnswers.complete(info.taskToken, result);
       throw new CompleteAsyncError();
     },
-    /** Logs an attempt whose worker stopped before reporting it (kept as is if it was logged after all). */
-    async recordLostAttempt(input: DeliveryTarget & { nextAttemptAtMs: number | null }): Promise<void> {
+    /**
+     * Logs an attempt whose worker stopped, or whose answer was lost, before reporting it (kept as is if
+     * it was logged after all). True when the log says some attempt of the delivery was received.
+     */
+    async recordLostAttempt(input: DeliveryTarget & { nextAttemptAtMs: number | null }): Promise<boolean> {
       const em = orm.em.fork();
-      if (await attemptLogged(em, input.deliveryId, input.attempt)) return;
+      if (await deliverySucceeded(em, input.deliveryId)) return true;
+      if (await attemptLogged(em, input.deliveryId, input.attempt)) return false;
       const { nextAttemptAtMs, ...target } = input;
       await recordAttempt(em, target, {
         status: 'failed',
         statusCode: null,
         responseTimeMs: null,
-        error: 'the worker stopped during this attempt; its outcome is unknown',
+        error: 'the worker stopped during this attempt, or its answer was lost; its outcome is unknown',
         createdAt: new Date(await now()),
         nextAttemptAt: nextAttemptAtMs === null ? null : new Date(nextAttemptAtMs),
       });
+      return false;
     },
 
     /** False when the endpoint was deleted or deactivated; then no attempt is announced as pending any more. */

@@ -32,8 +32,10 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
       r = await attempts.attemptDelivery({ ...target, body: input.body, firstAttemptAtMs: firstAtMs, nextOffsetMs: nextOffset ?? null });
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
-      // The worker stopped mid-attempt (the target may have received it): count it as failed and go on.
-      await bookkeeping.recordLostAttempt({ ...target, nextAttemptAtMs: null });
+      // The worker stopped mid-attempt, or its answer was lost (the target may have received it): unless
+      // the log says it was received, count it as failed and go on. (Histories from before this
+      // returned a value replay it as undefined.)
+      if ((await bookkeeping.recordLostAttempt({ ...target, nextAttemptAtMs: null })) === true) return 'succeeded';
       if (nextOffset === undefined) break;
       await sleep(nextOffset - (scheduleMs[i] ?? 0));
       continue;

@@ -24,6 +24,19 @@ export async function attemptLogged(em: EntityManager, deliveryId: string, attem
   return (await em.count(WebhookDelivery, { deliveryId, attempt })) > 0;
 }
 
+/** Whether some attempt of this delivery is logged as received by its target. */
+export async function deliverySucceeded(em: EntityManager, deliveryId: string): Promise<boolean> {
+  return (await em.count(WebhookDelivery, { deliveryId, status: 'succeeded' })) > 0;
+}
+
+/**
+ * Logs an attempt its target received, over what the log holds for that attempt: a success written
+ * late may find the attempt already logged as lost, and the success is what happened.
+ */
+export async function recordDelivered(em: EntityManager, target: DeliveryTarget, outcome: AttemptRecord): Promise<void> {
+  await em.upsert(WebhookDelivery, { id: crypto.randomUUID(), ...target, ...outcome }, { onConflictFields: ['deliveryId', 'attempt'], onConflictExcludeFields: ['id'] });
+}
+
 /** No further attempt of this delivery will be made: clear what the log announced. */
 export async function clearNextAttempt(em: EntityManager, deliveryId: string): Promise<void> {
   await em.nativeUpdate(WebhookDelivery, { deliveryId, nextAttemptAt: { $ne: null } }, { nextAttemptAt: null });
