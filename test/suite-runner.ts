@@ -1,7 +1,8 @@
 // The test suite's runner (make test, make test-quick): each test file in a mocha process of its own,
 // independent files several at a time (most of their time is spent waiting on servers, tools and
 // timers), then the timing-sensitive files one at a time, alone. Each file's output is printed whole
-// when it ends; at the end come the failures, and each file's wall time, slowest first (also in
+// when it ends; at the end come the failures, and each file's wall time, slowest first, with the CPU
+// time of every process it started where the machine lets the runner count it (also in
 // .test-tmp/test-file-times.txt, which the next run reads to start the slowest files first).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -20,7 +21,64 @@ interface FileResult extends FileSummary {
   file: string;
   phase: string;
   seconds: number;
+  /** CPU seconds of the file's processes (mocha and all it started), null where not counted. */
+  cpuSeconds: number | null;
   exitCode: number | null;
+}
+
+/** A control group that counts the CPU time of a file's processes, and all they start. */
+interface CpuGroup {
+  procsFile: string;
+  seconds(): number | null;
+  remove(): void;
+}
+
+/**
+ * A control group of its own for one file, where this machine lets the runner make one: cgroup v1's
+ * cpuacct hierarchy, or cgroup v2. Null elsewhere (the table then has no CPU column's figures).
+ */
+function cpuGroup(name: string): CpuGroup | null {
+  const tries: { base: string; usage: (dir: string) => number }[] = [
+    { base: '/sys/fs/cgroup/cpuacct', usage: (dir) => Number(fs.readFileSync(path.join(dir, 'cpuacct.usage'), 'utf8')) / 1e9 },
+    ...['/sys/fs/cgroup', '/sys/fs/cgroup/unified'].map((base) => ({
+      base,
+      usage: (dir: string) => Number(/^usage_usec (\d+)/m.exec(fs.readFileSync(path.join(dir, 'cpu.stat'), 'utf8'))?.[1]) / 1e6,
+    })),
+  ];
+  for (const { base, usage } of tries) {
+    const dir = path.join(base, 'mediasvc-tests', `${name}-${process.pid}`);
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+      fs.accessSync(path.join(dir, 'cgroup.procs'), fs.constants.W_OK);
+      usage(dir);
+    } catch {
+      try {
+        fs.rmdirSync(dir);
+      } catch {
+        // not made, or not ours to remove
+      }
+      continue;
+    }
+    return {
+      procsFile: path.join(dir, 'cgroup.procs'),
+      seconds: () => {
+        try {
+          const s = usage(dir);
+          return Number.isFinite(s) ? s : null;
+        } catch {
+          return null;
+        }
+      },
+      remove: () => {
+        try {
+          fs.rmdirSync(dir);
+        } catch {
+          // a process the file left running still holds it
+        }
+      },
+    };
+  }
+  return null;
 }
 
 const root = path.resolve(__dirname, '../..');
@@ -110,7 +168,12 @@ function runFile(file: string, phase: string, all: string[]): Promise<FileResult
   const log = fs.openSync(logFile, 'w');
   const started = Date.now();
   const args = ['--enable-source-maps', require.resolve('mocha/bin/mocha.js'), '--no-config', '--require', 'dist/test/setup.js', '--timeout', '120000', '--exit', '--reporter', 'dist/test/file-times-reporter.js', ...filesOf(file, all)];
-  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', log, log], env: { ...process.env, TEST_SUMMARY_FILE: summaryFile } });
+  const cpu = cpuGroup(name);
+  const env = { ...process.env, TEST_SUMMARY_FILE: summaryFile };
+  // the shell joins the group before it becomes mocha, so every process the file starts is counted
+  const child = cpu
+    ? spawn('/bin/sh', ['-c', '{ echo $$ > "$0"; } 2>/dev/null; exec "$@"', cpu.procsFile, process.execPath, ...args], { cwd: root, stdio: ['ignore', log, log], env })
+    : spawn(process.execPath, args, { cwd: root, stdio: ['ignore', log, log], env });
   // a file that hangs past its hooks' own timeouts is stopped, and counted failed
   const limit = setTimeout(() => child.kill('SIGTERM'), Number(process.env.TEST_FILE_TIMEOUT_S ?? 45 * 60) * 1000);
   return new Promise((resolve) => {
@@ -129,7 +192,9 @@ function runFile(file: string, phase: string, all: string[]): Promise<FileResult
         if (!summary.failures.length) summary.failures.push({ title: '(the file exited badly)', error: `mocha exited with ${signal ?? code} after its tests` });
       }
       process.stdout.write(`\n━━ ${file} (${phase}, ${((Date.now() - started) / 1000).toFixed(1)} s) ━━\n${fs.readFileSync(logFile, 'utf8')}`);
-      resolve({ file, phase, seconds: (Date.now() - started) / 1000, exitCode, ...summary });
+      const cpuSeconds = cpu?.seconds() ?? null;
+      cpu?.remove();
+      resolve({ file, phase, seconds: (Date.now() - started) / 1000, cpuSeconds, exitCode, ...summary });
     });
   });
 }
@@ -147,12 +212,19 @@ async function pool(files: string[], jobs: number, phase: string, all: string[])
 function table(results: FileResult[]): string {
   const rows = [...results].sort((a, b) => b.seconds - a.seconds);
   const total = rows.reduce((s, r) => s + r.seconds, 0);
+  const counted = rows.every((r) => r.cpuSeconds !== null);
+  const cpuTotal = rows.reduce((s, r) => s + (r.cpuSeconds ?? 0), 0);
+  const cpu = (seconds: number | null) => (seconds === null ? '-' : `${seconds.toFixed(1)} s`).padStart(9);
   const width = Math.max(4, ...rows.map((r) => r.file.length));
   const lines = rows.map(
     (r) =>
-      `${r.file.padEnd(width)}  ${r.seconds.toFixed(1).padStart(7)} s  ${r.phase.padEnd(8)}  ${String(r.passed).padStart(4)} passed${r.failed ? `, ${r.failed} failed` : ''}${r.pending ? `, ${r.pending} pending` : ''}`,
+      `${r.file.padEnd(width)}  ${r.seconds.toFixed(1).padStart(7)} s  ${cpu(r.cpuSeconds)}  ${r.phase.padEnd(8)}  ${String(r.passed).padStart(4)} passed${r.failed ? `, ${r.failed} failed` : ''}${r.pending ? `, ${r.pending} pending` : ''}`,
   );
-  return [`${'file'.padEnd(width)}  ${'wall'.padStart(9)}  phase`, ...lines, `${'all files, one after another'.padEnd(width)}  ${total.toFixed(1).padStart(7)} s`].join('\n');
+  return [
+    `${'file'.padEnd(width)}  ${'wall'.padStart(9)}  ${'cpu'.padStart(9)}  phase`,
+    ...lines,
+    `${'all files, one after another'.padEnd(width)}  ${total.toFixed(1).padStart(7)} s  ${cpu(counted ? cpuTotal : null)}`,
+  ].join('\n');
 }
 
 async function main(): Promise<void> {
@@ -185,7 +257,10 @@ async function main(): Promise<void> {
   const count = (k: 'passed' | 'failed' | 'pending') => results.reduce((s, r) => s + r[k], 0);
   const text = table(results);
   console.log(`\n  Wall time per test file (slowest first):\n\n${text.replace(/^/gm, '  ')}\n`);
-  console.log(`  ${count('passed')} passing, ${count('failed')} failing, ${count('pending')} pending in ${results.length} files; ${(wall / 60).toFixed(1)} min of mocha (${(parallelSeconds / 60).toFixed(1)} min ${jobs} at a time, ${((wall - parallelSeconds) / 60).toFixed(1)} min alone)`);
+  const cpuSeconds = results.every((r) => r.cpuSeconds !== null) ? results.reduce((s, r) => s + r.cpuSeconds!, 0) : null;
+  // how busy the machine was: a suite that keeps every core busy is made faster only by doing less
+  const busy = cpuSeconds === null ? '' : `; ${(cpuSeconds / 60).toFixed(1)} min of CPU, ${((100 * cpuSeconds) / (wall * os.cpus().length)).toFixed(0)} % of ${os.cpus().length} cores`;
+  console.log(`  ${count('passed')} passing, ${count('failed')} failing, ${count('pending')} pending in ${results.length} files; ${(wall / 60).toFixed(1)} min of mocha (${(parallelSeconds / 60).toFixed(1)} min ${jobs} at a time, ${((wall - parallelSeconds) / 60).toFixed(1)} min alone)${busy}`);
   fs.writeFileSync(TIMES_FILE, `${text}\n${(wall / 60).toFixed(1)} min of mocha, ${jobs} at a time\n`);
   if (failed.length) {
     console.log('\n  Failures:');
