@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PLANS } from '../../accounts/entity';
 import { projectRoot } from '../../lib/config';
-import { fixtureCacheDir, startFixturePlatform } from './fixture-platform';
+import { ensureMedia, fixtureCacheDir, startFixturePlatform } from './fixture-platform';
 import { ledgerByJob, querySqlite } from './ledger';
 import { PT_VIDEOS, startPeerTubeFixture } from './peertube-fixture';
 import { startServeStack, type ServeStack } from './serve-stack';
@@ -342,6 +342,8 @@ async function main(outFile: string): Promise<void> {
   };
   const media = path.join(dir, 'attack-media');
   const dns = await startDns(report.dns);
+  // its renditions are made from the fixture video, which a fresh machine has yet to make
+  await ensureMedia(fixtureCacheDir());
   buildAttackMedia(media);
   const routes = attackRoutes(media);
   const origin = await startFixturePlatform({ host: LAB.public, port: 80, baseUrl: 'http://public.test', extraRoutes: (req, res, p) => routes(req, res, p, report.publicHooks) });

@@ -244,7 +244,8 @@ async function generateMedia(cacheDir: string): Promise<void> {
 
 const generations = new Map<string, Promise<void>>();
 
-function ensureMedia(cacheDir: string): Promise<void> {
+/** The fixture media in the cache, made once (a fresh machine has none). */
+export function ensureMedia(cacheDir: string): Promise<void> {
   let p = generations.get(cacheDir);
   if (!p) {
     p = generateMedia(cacheDir);
