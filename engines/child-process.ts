@@ -17,7 +17,7 @@ export function currentToolNiceness(): number {
 }
 
 /** Lowers a just-started tool's CPU priority to the caller's niceness, if one was set; its children inherit it. */
-export function applyToolNiceness(child: ChildProcess): void {
+export function applyToolNiceness(child: Pick<ChildProcess, 'pid'>): void {
   const niceness = toolNiceness.getStore();
   if (!niceness || child.pid === undefined) return;
   try {
@@ -58,23 +58,13 @@ export function runProcess(cmd: string, opts: RunOptions): Promise<RunResult> {
     const child = spawn(cmd, opts.args, { env: opts.env ?? process.env, cwd: opts.cwd, stdio: consume ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'] });
     applyToolNiceness(child);
     const out = child.stdout!;
-    let stdout = '';
-    let stderr = '';
     const stop = () => {
       child.kill('SIGTERM');
       setTimeout(() => child.kill('SIGKILL'), 5000).unref();
     };
     if (opts.signal?.aborted) stop();
     opts.signal?.addEventListener('abort', stop, { once: true });
-    readline.createInterface({ input: consume ? (child.stdio[3] as Readable) : out }).on('line', (l) => {
-      if (opts.keepStdout !== false) stdout += `${l}\n`;
-      opts.onLine?.(l, 'stdout');
-    });
-    readline.createInterface({ input: child.stderr! }).on('line', (l) => {
-      // keep the tail only; long runs print a lot of progress
-      stderr = (stderr + `${l}\n`).slice(-64 * 1024);
-      opts.onLine?.(l, 'stderr');
-    });
+    const output = collectLines(consume ? (child.stdio[3] as Readable) : out, child.stderr!, opts);
     // the consumer's outcome, settled before the program's close is reported
     const consumed: Promise<Error | null> = consume
       ? consume(out).then(
@@ -95,7 +85,24 @@ export function runProcess(cmd: string, opts: RunOptions): Promise<RunResult> {
     });
     child.on('close', (code) => {
       opts.signal?.removeEventListener('abort', stop);
-      void consumed.then((failed) => (failed ? reject(failed) : resolve({ code, stdout, stderr })));
+      void consumed.then((failed) => (failed ? reject(failed) : resolve({ code, stdout: output.stdout(), stderr: output.stderr() })));
     });
   });
+}
+
+/** A program's output lines as runProcess keeps them: stdout whole (unless told not to), stderr's tail, each line to onLine. */
+export function collectLines(stdoutLines: Readable, stderr: Readable, opts: Pick<RunOptions, 'onLine' | 'keepStdout'>): { stdout(): string; stderr(): string; ended: Promise<void> } {
+  let out = '';
+  let err = '';
+  const outLines = readline.createInterface({ input: stdoutLines }).on('line', (l) => {
+    if (opts.keepStdout !== false) out += `${l}\n`;
+    opts.onLine?.(l, 'stdout');
+  });
+  const errLines = readline.createInterface({ input: stderr }).on('line', (l) => {
+    // keep the tail only; long runs print a lot of progress
+    err = (err + `${l}\n`).slice(-64 * 1024);
+    opts.onLine?.(l, 'stderr');
+  });
+  const ended = Promise.all([outLines, errLines].map((rl) => new Promise<void>((resolve) => rl.once('close', () => resolve())))).then(() => undefined);
+  return { stdout: () => out, stderr: () => err, ended };
 }

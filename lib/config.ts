@@ -60,6 +60,7 @@ const EnvSchema = z.object({
   YTDLP_TOOLS_DIR: z.string().optional(),
   YTDLP_AUTO_UPDATE: z.enum(['off', 'daily']).default('off'),
   YTDLP_PLUGIN_DIRS: z.string().optional(),
+  YTDLP_WARM: z.enum(['0', '1', 'true', 'false']).default('1').transform((v) => v === '1' || v === 'true'),
   DENO_PATH: z.string().optional(),
   FFMPEG_PATH: z.string().default('ffmpeg'),
   FFPROBE_PATH: z.string().default('ffprobe'),
@@ -167,6 +168,8 @@ export type Config = {
   ytdlpAutoUpdate: 'off' | 'daily';
   /** Extra yt-dlp plugin folders (`--plugin-dirs`), from YTDLP_PLUGIN_DIRS (path-delimiter separated). */
   ytdlpPluginDirs: string[];
+  /** yt-dlp runs forked from a warm process that has yt-dlp imported and its URL patterns compiled (YTDLP_WARM, default 1; 0 starts each fresh). */
+  ytdlpWarm: boolean;
   /** yt-dlp `--extractor-args` per site (YTDLP_EXTRACTOR_ARGS__<site>), passed only on that site's runs. */
   ytdlpExtractorArgs: Record<string, string[]>;
   /** Deno, the JS runtime yt-dlp solves YouTube's challenges with (DENO_PATH, default the one beside YTDLP_PATH: .venv/bin/deno from PyPI). */
@@ -311,6 +314,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ytdlpToolsDir: path.resolve(e.YTDLP_TOOLS_DIR || path.join(dataDir, 'tools', 'yt-dlp')),
     ytdlpAutoUpdate: e.YTDLP_AUTO_UPDATE,
     ytdlpPluginDirs: (e.YTDLP_PLUGIN_DIRS ?? '').split(path.delimiter).filter(Boolean).map((d) => path.resolve(d)),
+    ytdlpWarm: e.YTDLP_WARM,
     ytdlpExtractorArgs,
     denoPath: path.resolve(e.DENO_PATH || path.join(path.dirname(ytdlpPath), 'deno')),
     ffmpegPath: e.FFMPEG_PATH,

@@ -1,4 +1,4 @@
-import { runProcess } from '../child-process';
+import { runYtdlp } from '../ytdlp/warm-runs';
 import { noteYtdlpWarnings, warningCollector } from '../ytdlp/warnings';
 import { classify, parseSingleVideoJson, YtDlpError, ytdlpBinary, ytdlpInvocation, type YtDlpEngineOptions } from '../ytdlp/ytdlp.engine';
 import {
@@ -35,7 +35,7 @@ interface YtDlpCommentsInfo {
   comments?: YtDlpComment[] | null;
 }
 
-export type YtDlpCommentsOptions = Pick<YtDlpEngineOptions, 'binary' | 'ffmpegPath' | 'ffprobePath' | 'pluginDirs' | 'extraArgs' | 'denoPath' | 'extractorArgs'>;
+export type YtDlpCommentsOptions = Pick<YtDlpEngineOptions, 'binary' | 'ffmpegPath' | 'ffprobePath' | 'pluginDirs' | 'extraArgs' | 'denoPath' | 'extractorArgs' | 'warm'>;
 
 /**
  * yt-dlp's extractor arguments for a comments run. yt-dlp's YouTube extractor is the one that honours
@@ -64,7 +64,7 @@ export function createYtDlpCommentsProvider(opts: YtDlpCommentsOptions): Comment
         req.url,
       ];
       const warnings = warningCollector();
-      const res = await runProcess(ytdlpBinary(opts), { ...invocation(req.proxyUrl, own, req.url), signal: req.signal, onLine: warnings.onLine });
+      const res = await runYtdlp(ytdlpBinary(opts), { ...invocation(req.proxyUrl, own, req.url), signal: req.signal, onLine: warnings.onLine, warm: opts.warm });
       if (req.signal?.aborted) throw new CommentsError('failed', 'comment extraction cancelled');
       noteYtdlpWarnings(warnings.text(), req.url, req.context);
       if (res.code !== 0) throw fromYtDlp(classify(res.stderr, req.url));

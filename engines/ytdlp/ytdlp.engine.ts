@@ -1,6 +1,5 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { runProcess } from '../child-process';
 import type { CollectionItem, CollectionListing } from '../collections/collection';
 import { urlHost } from '../../lib/address-policy';
 import { projectRoot, type Config } from '../../lib/config';
@@ -11,6 +10,7 @@ import { SANDBOX_BIN_DIR, sandboxEnv } from '../ffmpeg/input-policy';
 import { currentYtdlp } from './current-version';
 import { processCookieStore, type CookieStore } from './site-cookies';
 import { noteYtdlpWarnings, warningCollector } from './warnings';
+import { runYtdlp } from './warm-runs';
 
 const SITE_DIR = path.join(projectRoot, 'engines', 'ytdlp', 'site');
 
@@ -172,6 +172,8 @@ export interface YtDlpEngineOptions {
   maxSourcePixels?: number;
   /** Cookies per site, handed to a run only for its own site's URL. */
   cookies?: CookieStore;
+  /** False: every run starts a fresh yt-dlp, none is forked from a warm one (YTDLP_WARM=0). */
+  warm?: boolean;
 }
 
 const PROGRESS_PREFIX = 'MEDIASVC-PROGRESS ';
@@ -240,7 +242,7 @@ export function ytdlpBinary(opts: Pick<YtDlpEngineOptions, 'binary'>): string {
 }
 
 /** The engine's options from the service's settings. */
-export function ytdlpOptionsOf(config: Pick<Config, 'ytdlpPath' | 'ytdlpToolsDir' | 'ffmpegPath' | 'ffprobePath' | 'ytdlpPluginDirs' | 'maxSourcePixels' | 'cookiesDir' | 'secrets' | 'denoPath' | 'ytdlpExtractorArgs'>): YtDlpEngineOptions {
+export function ytdlpOptionsOf(config: Pick<Config, 'ytdlpPath' | 'ytdlpToolsDir' | 'ffmpegPath' | 'ffprobePath' | 'ytdlpPluginDirs' | 'maxSourcePixels' | 'cookiesDir' | 'secrets' | 'denoPath' | 'ytdlpExtractorArgs' | 'ytdlpWarm'>): YtDlpEngineOptions {
   return {
     binary: () => currentYtdlp(config).binary,
     ffmpegPath: config.ffmpegPath,
@@ -250,6 +252,7 @@ export function ytdlpOptionsOf(config: Pick<Config, 'ytdlpPath' | 'ytdlpToolsDir
     cookies: processCookieStore(config),
     denoPath: config.denoPath,
     extractorArgs: config.ytdlpExtractorArgs,
+    warm: config.ytdlpWarm,
   };
 }
 
@@ -273,7 +276,7 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
     async probe(url, { proxyUrl, signal, format, sort, context }) {
       const select = [...(format ? ['-f', format] : []), ...(sort ? ['-S', sort] : [])];
       const warnings = warningCollector();
-      const res = await withCookies(url, (cookies) => runProcess(ytdlpBinary(opts), { ...invocation(proxyUrl, [...cookies, '--dump-single-json', ...select, '--', url], url), signal, onLine: warnings.onLine }));
+      const res = await withCookies(url, (cookies) => runYtdlp(ytdlpBinary(opts), { ...invocation(proxyUrl, [...cookies, '--dump-single-json', ...select, '--', url], url), signal, onLine: warnings.onLine, warm: opts.warm }));
       noteYtdlpWarnings(warnings.text(), url, context);
       if (res.code !== 0) throw classify(res.stderr, url);
       // which yt-dlp read it: after an update, the next read says the new version
@@ -284,7 +287,7 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
     async list(url, { proxyUrl, maxItems, signal }) {
       // one more than asked, so that a longer source is told apart from one of exactly maxItems
       const own = ['--flat-playlist', '--dump-single-json', '--playlist-end', String(maxItems + 1), '--', url];
-      const res = await withCookies(url, (cookies) => runProcess(ytdlpBinary(opts), { ...invocation(proxyUrl, [...cookies, ...own], url), signal }));
+      const res = await withCookies(url, (cookies) => runYtdlp(ytdlpBinary(opts), { ...invocation(proxyUrl, [...cookies, ...own], url), signal, warm: opts.warm }));
       if (res.code !== 0) throw classify(res.stderr, url);
       return flatListing(res.stdout, url, maxItems);
     },
@@ -324,9 +327,10 @@ export function createYtDlpEngine(opts: YtDlpEngineOptions): YtDlpEngine {
       ...(req.infoJson ? ['--load-info-json', req.infoJson] : ['--', req.url]),
     ];
     const warnings = warningCollector();
-    const res = await runProcess(ytdlpBinary(opts), {
+    const res = await runYtdlp(ytdlpBinary(opts), {
       ...invocation(req.proxyUrl, own, req.url),
       signal: req.signal,
+      warm: opts.warm,
       onLine: (line, stream) => {
         warnings.onLine(line, stream);
         if (!line.startsWith(PROGRESS_PREFIX) || !req.onProgress) return;

@@ -307,8 +307,17 @@ export function groupRss(pgid: number): { bytes: number; private: number; proces
 /** Processes of the group other than the named long-lived ones (tools that jobs are running; a speech worker's warm runner waits, it is not running a tool). */
 export function groupTools(pgid: number): string[] {
   return groupProcesses(pgid)
-    .filter((p) => /ffmpeg|ffprobe|yt-dlp|python/.test(p.comm) && !isWarmSpeechRunner(p.pid))
+    .filter((p) => /ffmpeg|ffprobe|yt-dlp|python/.test(p.comm) && !isWarmSpeechRunner(p.pid) && !isWarmYtdlp(p.pid))
     .map((p) => p.comm);
+}
+
+/** The warm yt-dlp a worker forks its runs from (engines/ytdlp/warm_runner.py): it waits for work, as the warm speech runner does. */
+export function isWarmYtdlp(pid: string): boolean {
+  try {
+    return /warm_runner\.py\0/.test(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 export function isWarmSpeechRunner(pid: string): boolean {
