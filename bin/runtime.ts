@@ -79,6 +79,7 @@ export async function temporalAddress(config: Config): Promise<{ address: string
   const dev = await superviseDevServer(
     { cliPath: config.temporalCliPath, dbFile: path.join(config.dataDir, 'temporal.sqlite'), port: config.temporalDevPort, uiPort: config.temporalUiPort, uiIp: config.temporalUiIp, logFile },
     {
+      maxTries: config.temporalDevRestartTries,
       onEvent: (e) => {
         if (e.kind === 'died') log.error({ code: e.code, signal: e.signal }, `the embedded Temporal server exited; starting it again on the same data (its log: ${logFile})`);
         else if (e.kind === 'retry') log.warn({ tries: e.tries, err: e.err.message }, 'the embedded Temporal server did not start; trying again');

@@ -37,6 +37,7 @@ const EnvSchema = z.object({
   TEMPORAL_UI_PORT: z.coerce.number().int().default(8233),
   TEMPORAL_UI_IP: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),
   TEMPORAL_DEV_PORT: z.coerce.number().int().default(7233),
+  TEMPORAL_DEV_RESTART_TRIES: z.coerce.number().int().min(1).max(1000).default(10),
   DOWNLOAD_URL_TTL_MINUTES: z.coerce.number().positive().default(60),
   STORAGE: z.enum(['local', 's3']).default('local'),
   S3_BUCKET: z.string().optional(),
@@ -146,6 +147,8 @@ export type Config = {
   /** Where the embedded dev server's Web UI listens (TEMPORAL_UI_IP; the image sets 0.0.0.0, while its gRPC port stays on loopback). */
   temporalUiIp: string;
   temporalDevPort: number;
+  /** Tries to start a dead embedded dev server again, waits of 0.5 s doubling to 8 s between them, before serve stops (TEMPORAL_DEV_RESTART_TRIES; 10 is about a minute). */
+  temporalDevRestartTries: number;
   downloadUrlTtlMinutes: number;
   allowPrivateNetwork: boolean;
   /** Outbound proxies for source traffic (SOURCE_PROXY_URL, SOURCE_PROXY_URL__<site>); webhooks never use them. */
@@ -294,6 +297,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalUiPort: e.TEMPORAL_UI_PORT,
     temporalUiIp: e.TEMPORAL_UI_IP,
     temporalDevPort: e.TEMPORAL_DEV_PORT,
+    temporalDevRestartTries: e.TEMPORAL_DEV_RESTART_TRIES,
     downloadUrlTtlMinutes: e.DOWNLOAD_URL_TTL_MINUTES,
     allowPrivateNetwork: e.ALLOW_PRIVATE_NETWORK,
     sourceProxy,
