@@ -210,4 +210,55 @@ describe('yt-dlp forked from a warm process: the same runs as fresh ones (real y
     fs.writeFileSync(wrapper, `#!/bin/sh\n# yt-dlp 2026.1.1, installed by mediasvc tools yt-dlp update\nPYTHONPATH="/data/tools/yt-dlp/2026.1.1/lib\${PYTHONPATH:+:$PYTHONPATH}" exec "/usr/bin/python3" -m yt_dlp "$@"\n`);
     assert.deepEqual(launchOf(wrapper), { python: '/usr/bin/python3', libDir: '/data/tools/yt-dlp/2026.1.1/lib' });
   });
+  it('another yt-dlp for the same settings (an update) retires the warm process: its run in flight ends on it, then it exits', async () => {
+    const python = launchOf(binary)!.python;
+    /** A launcher as `tools yt-dlp update` writes it, each with a folder of its own (empty: the venv's yt-dlp is found after it). */
+    const wrapper = (name: string) => {
+      const lib = path.join(dir, `${name}-lib`);
+      fs.mkdirSync(lib, { recursive: true });
+      const file = path.join(dir, name);
+      fs.writeFileSync(file, `#!/bin/sh\n# yt-dlp ${name}, installed by mediasvc tools yt-dlp update\nPYTHONPATH="${lib}\${PYTHONPATH:+:$PYTHONPATH}" exec "${python}" -m yt_dlp "$@"\n`, { mode: 0o755 });
+      return file;
+    };
+    const [older, newer] = [wrapper('older'), wrapper('newer')];
+    const ours = () => processesWith('warm_runner.py').filter((pid) => parentOf(pid) === String(process.pid));
+    const before = new Set(ours());
+    await waitFor(
+      "the older yt-dlp's warm process",
+      async () => {
+        const forked = ytdlpRunCounts().forked;
+        await runYtdlp(older, { ...invocation('', ['--version']) });
+        return ytdlpRunCounts().forked > forked ? true : undefined;
+      },
+      60_000,
+      500,
+    );
+    const olderPid = ours().find((pid) => !before.has(pid));
+    assert.ok(olderPid, 'a warm process of its own');
+    const served = slowRequests.length;
+    const inFlight = runYtdlp(older, { ...invocation('', ['--print', 'after_move:filepath', '--no-simulate', '-o', path.join(dir, 'retire.%(ext)s'), '--', `${base}/slow/retire.mp4`]) });
+    await waitFor('the run in flight to start', async () => (slowRequests.length > served ? true : undefined), 60_000, 100);
+    // the newer one's first run starts its own warm process, and retires the older one
+    assert.equal((await runYtdlp(newer, { ...invocation('', ['--version']) })).code, 0);
+    await sleep(1000);
+    assert.ok(fs.existsSync(`/proc/${olderPid}`), 'the older warm process waits for its run in flight');
+    // the rest of the file, to this request and to those after it (yt-dlp reads a direct link's start before it downloads it)
+    const release = setInterval(() => {
+      for (const r of slowRequests.slice(served)) if (!r.writableEnded) r.end(media.subarray(4096));
+    }, 100);
+    const res = await inFlight.finally(() => clearInterval(release));
+    assert.equal(res.code, 0, res.stderr);
+    assert.ok(fs.readFileSync(res.stdout.trim()).equals(media), 'the run in flight completed on the older yt-dlp');
+    await waitFor('the older warm process to exit', async () => (fs.existsSync(`/proc/${olderPid}`) ? undefined : true), 15_000, 100);
+    await waitFor(
+      "runs forked from the newer yt-dlp's warm process",
+      async () => {
+        const forked = ytdlpRunCounts().forked;
+        await runYtdlp(newer, { ...invocation('', ['--version']) });
+        return ytdlpRunCounts().forked > forked ? true : undefined;
+      },
+      60_000,
+      500,
+    );
+  });
 });

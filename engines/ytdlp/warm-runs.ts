@@ -68,7 +68,7 @@ class WarmRunner {
     this.state = 'starting';
     fs.rmSync(this.socketPath, { force: true });
     const env = { ...this.env, PYTHONPATH: [this.launch.libDir, this.env.PYTHONPATH].filter(Boolean).join(path.delimiter) };
-    // stdin stays open while this process lives: its end tells the warm process to stop
+    // stdin stays open while this process lives: its end tells the warm process to take no more runs and go
     const child = spawn(this.launch.python, [RUNNER, this.socketPath], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child = child;
     child.unref();
@@ -87,6 +87,15 @@ class WarmRunner {
     });
   }
 
+  /** Takes no more runs: the warm process ends once the runs it has in flight have ended. */
+  retire(): void {
+    this.state = 'stopped';
+    this.stoppedAt = Infinity;
+    const child = this.child;
+    this.child = null;
+    child?.stdin?.end();
+  }
+
   /** Marks this process failed (a connection it refused): runs start fresh until it is started again. */
   failed(): void {
     if (this.state !== 'ready') return;
@@ -96,7 +105,10 @@ class WarmRunner {
   }
 }
 
-const runners = new Map<string, WarmRunner>();
+/** Warm processes by their launch and environment, the most recently used last. */
+const runners = new Map<string, { launch: string; env: string; runner: WarmRunner }>();
+/** More than this many (settings that differ between engines of one process) and the least used one is retired. */
+const MAX_RUNNERS = 4;
 const counts = { forked: 0, fresh: 0 };
 
 /** How many yt-dlp runs this process forked from a warm process, and how many it started fresh. */
@@ -107,11 +119,29 @@ export function ytdlpRunCounts(): { forked: number; fresh: number } {
 function runnerFor(binary: string, env: NodeJS.ProcessEnv): WarmRunner | null {
   const launch = launchOf(binary);
   if (!launch) return null;
-  const key = crypto.createHash('sha256').update(JSON.stringify([launch, env])).digest('hex');
-  let runner = runners.get(key);
-  if (!runner) {
-    runner = new WarmRunner(launch, env);
-    runners.set(key, runner);
+  const hash = (value: unknown) => crypto.createHash('sha256').update(JSON.stringify(value)).digest('hex');
+  const [launchKey, envKey] = [hash(launch), hash(env)];
+  const key = `${launchKey}:${envKey}`;
+  const found = runners.get(key);
+  if (found) {
+    // most recently used last
+    runners.delete(key);
+    runners.set(key, found);
+    return found.runner;
+  }
+  // another yt-dlp for the same settings (an update switched to it): the old one's runs end on it, and then it goes
+  for (const [k, r] of runners) {
+    if (r.env === envKey && r.launch !== launchKey) {
+      r.runner.retire();
+      runners.delete(k);
+    }
+  }
+  const runner = new WarmRunner(launch, env);
+  runners.set(key, { launch: launchKey, env: envKey, runner });
+  for (const [k, r] of runners) {
+    if (runners.size <= MAX_RUNNERS) break;
+    r.runner.retire();
+    runners.delete(k);
   }
   return runner;
 }

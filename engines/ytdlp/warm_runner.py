@@ -7,8 +7,9 @@ URL patterns of some 1,900 extractors to find the one for a URL (every one, for 
 extractor reads). A child forked from here starts with both done, and is still a process of its own:
 nothing one run changes reaches another.
 
-Usage: python warm_runner.py SOCKET_PATH. It prints "ready" on stdout once it listens, and exits when
-its standard input closes (the caller is gone), stopping the runs it still has.
+Usage: python warm_runner.py SOCKET_PATH. It prints "ready" on stdout once it listens. When its
+standard input closes (the caller is gone, or has retired it for a newer yt-dlp) it takes no more runs
+and exits once those it has ended; SIGTERM stops them and it at once.
 
 Protocol, on connections to SOCKET_PATH, each opened with one JSON line:
   {"id": ID, "role": "stdout"} and {"id": ID, "role": "stderr"}: the run's output streams;
@@ -69,6 +70,7 @@ def run_child(args, cwd, out, err, keep_open):
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.close(devnull)
@@ -132,6 +134,8 @@ def main():
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
+    # a SIGTERM (serve stopping) ends the runs in flight too, in the finally below
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     sel.register(srv, selectors.EVENT_READ, 'accept')
     sel.register(sys.stdin.fileno(), selectors.EVENT_READ, 'stdin')
     sel.register(wake_r, selectors.EVENT_READ, 'wake')
@@ -139,6 +143,7 @@ def main():
     running = {}   # pid -> control socket
     controls = {}  # control socket -> pid
     print('ready', flush=True)
+    retiring = False
 
     def reap():
         while running:
@@ -193,8 +198,18 @@ def main():
                         pass
                 elif what == 'stdin':
                     if not os.read(sys.stdin.fileno(), 512):
-                        return
+                        # no new runs; the ones in flight end as they would have
+                        retiring = True
+                        sel.unregister(sys.stdin.fileno())
+                        sel.unregister(srv)
+                        srv.close()
+                        try:
+                            os.unlink(path)
+                        except OSError:
+                            pass
                 elif what == 'accept':
+                    if retiring:
+                        continue
                     conn, _ = srv.accept()
                     try:
                         header = read_header(conn)
@@ -222,6 +237,8 @@ def main():
                             pass
                         sel.unregister(conn)
             reap()
+            if retiring and not running:
+                return
     finally:
         for pid in list(running):
             try:
