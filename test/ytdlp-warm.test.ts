@@ -182,12 +182,23 @@ describe('yt-dlp forked from a warm process: the same runs as fresh ones (real y
     await waitFor('no process of the cancelled run', async () => (childrenOf(warmPid).length === 0 ? true : undefined), 10_000, 100);
   });
 
-  it('a warm process that dies: the next run starts fresh and still succeeds', async () => {
+  it('a warm process that dies: its run in flight can still be cancelled, and the next run starts fresh and still succeeds', async () => {
     // this process's own: other test files running beside this one have theirs
     const warmProcesses = processesWith('warm_runner.py').filter((pid) => parentOf(pid) === String(process.pid));
     assert.equal(warmProcesses.length, 1, 'one warm process runs');
+    const url = `${base}/slow/orphan-${Date.now()}.mp4`;
+    const abort = new AbortController();
+    const served = slowRequests.length;
+    const inFlight = runYtdlp(binary, { ...invocation('', ['-o', path.join(dir, 'orphan.%(ext)s'), '--', url]), signal: abort.signal });
+    await waitFor('the run in flight to start', async () => (slowRequests.length > served ? true : undefined), 60_000, 100);
     for (const pid of warmProcesses) process.kill(Number(pid), 'SIGKILL');
     await sleep(500);
+    const orphan = processesWith(`orphan-`);
+    assert.equal(orphan.length, 1, 'the run outlives its warm process');
+    abort.abort();
+    const cancelled = await inFlight;
+    assert.notEqual(cancelled.code, 0);
+    await waitFor('no process of the cancelled run', async () => (processesWith('orphan-').length === 0 ? true : undefined), 10_000, 100);
     const before = ytdlpRunCounts();
     const res = await runYtdlp(binary, { ...invocation('', ['--dump-single-json', '--', `${base}/clip.mp4`]) });
     assert.equal(res.code, 0, res.stderr);

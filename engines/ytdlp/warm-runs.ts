@@ -45,7 +45,8 @@ export function launchOf(binary: string): Launch | null {
 
 /** One warm process: where it listens, and whether it is ready. */
 class WarmRunner {
-  readonly socketPath: string;
+  /** Each start listens on a socket of its own: one that retires removes its own when it goes. */
+  socketPath = '';
   private child: ChildProcess | null = null;
   private state: 'starting' | 'ready' | 'stopped' = 'starting';
   private stoppedAt = 0;
@@ -54,8 +55,6 @@ class WarmRunner {
     private readonly launch: Launch,
     private readonly env: NodeJS.ProcessEnv,
   ) {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-ytdlp-'));
-    this.socketPath = path.join(dir, 'runs.sock');
     this.start();
   }
 
@@ -66,7 +65,7 @@ class WarmRunner {
 
   private start(): void {
     this.state = 'starting';
-    fs.rmSync(this.socketPath, { force: true });
+    this.socketPath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-ytdlp-')), 'runs.sock');
     const env = { ...this.env, PYTHONPATH: [this.launch.libDir, this.env.PYTHONPATH].filter(Boolean).join(path.delimiter) };
     // stdin stays open while this process lives: its end tells the warm process to take no more runs and go
     const child = spawn(this.launch.python, [RUNNER, this.socketPath], { env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -87,21 +86,25 @@ class WarmRunner {
     });
   }
 
-  /** Takes no more runs: the warm process ends once the runs it has in flight have ended. */
+  /** Takes no more runs, for good: the warm process ends once the runs it has in flight have ended. */
   retire(): void {
+    this.letGo(Infinity);
+  }
+
+  /**
+   * A run it could not start: runs start fresh for a while, then a new warm process is started. This one
+   * takes no new run and ends once its runs in flight have (killing it would leave them running unwatched).
+   */
+  failed(): void {
+    if (this.state === 'ready') this.letGo(Date.now());
+  }
+
+  private letGo(stoppedAt: number): void {
     this.state = 'stopped';
-    this.stoppedAt = Infinity;
+    this.stoppedAt = stoppedAt;
     const child = this.child;
     this.child = null;
     child?.stdin?.end();
-  }
-
-  /** Marks this process failed (a connection it refused): runs start fresh until it is started again. */
-  failed(): void {
-    if (this.state !== 'ready') return;
-    this.state = 'stopped';
-    this.stoppedAt = Date.now();
-    this.child?.kill('SIGKILL');
   }
 }
 
@@ -215,8 +218,11 @@ async function runWarm(runner: WarmRunner, opts: RunOptions): Promise<RunResult>
       }
     };
     const finish = () => {
-      opts.signal?.removeEventListener('abort', stop);
-      void output.ended.then(() => resolve({ code: ended?.code ?? null, stdout: output.stdout(), stderr: output.stderr() }));
+      // a cancel still stops the run until its output has ended (a warm process that died leaves its runs going)
+      void output.ended.then(() => {
+        opts.signal?.removeEventListener('abort', stop);
+        resolve({ code: ended?.code ?? null, stdout: output.stdout(), stderr: output.stderr() });
+      });
     };
     readline.createInterface({ input: control }).on('line', (line) => {
       let m: { pid?: number; exit?: number; signal?: number; error?: string };
