@@ -98,28 +98,23 @@ const SERIAL = [
 /** What make test-quick leaves out: the fault and timing suites above, and the scale-out cluster. */
 const QUICK_SKIPS = new Set([...SERIAL, 'dist/test/scale-out.test.js', 'dist/test/webhooks.durability.test.js']);
 
-/** Where a clean clone starts when no earlier run left its times: the slowest files of a clean clone's run (4 at a time, 2 cores). */
+/** Where a clean clone starts when no earlier run left its times: the slowest files of the last recorded run. */
 const SLOW_FIRST = [
-  'dist/test/contract.e2e.test.js',
   'dist/test/scale-out.test.js',
-  'dist/test/media-matrix.e2e.test.js',
-  'dist/test/mcp.e2e.test.js',
-  'dist/test/speech.e2e.test.js',
   'dist/test/egress.test.js',
-  'dist/test/collections.e2e.test.js',
+  'dist/test/contract.e2e.test.js',
+  'dist/test/media-matrix.e2e.test.js',
+  'dist/test/speech.e2e.test.js',
   'dist/test/players.e2e.test.js',
+  'dist/test/mcp.e2e.test.js',
+  'dist/test/collections.e2e.test.js',
   'dist/test/platforms.e2e.test.js',
-  'dist/test/speakers.test.js',
-  'dist/test/speech.test.js',
-  'dist/test/media-ops.e2e.test.js',
-  'dist/test/dashboard.e2e.test.js',
   'dist/test/media-ops.test.js',
+  'dist/test/speech.test.js',
+  'dist/test/speakers.test.js',
+  'dist/test/media-ops.e2e.test.js',
   'dist/test/webhooks.durability.test.js',
-  'dist/test/speaker-sets.test.js',
-  'dist/test/e2e.test.js',
-  'dist/test/media-job.workflow.test.js',
-  'dist/test/comments.e2e.test.js',
-  'dist/test/ytdlp-runtime.test.js',
+  'dist/test/dashboard.e2e.test.js',
 ];
 
 function listFiles(): string[] {
