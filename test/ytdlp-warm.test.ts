@@ -50,7 +50,7 @@ describe('yt-dlp forked from a warm process: the same runs as fresh ones (real y
   const runBoth = async (own: string[], extra: { onLine?: (line: string, stream: 'stdout' | 'stderr') => void } = {}) => {
     const before = ytdlpRunCounts();
     const fresh = await runYtdlp(binary, { ...invocation('', own), ...extra, warm: false });
-    const warm = await runYtdlp(binary, { ...invocation('', own), ...extra });
+    const warm = await runYtdlp(binary, { warm: true, ...invocation('', own), ...extra });
     const after = ytdlpRunCounts();
     assert.equal(after.forked - before.forked, 1, `the second run was forked: ${JSON.stringify({ before, after })}`);
     return { fresh, warm };
@@ -84,7 +84,7 @@ describe('yt-dlp forked from a warm process: the same runs as fresh ones (real y
       'the warm yt-dlp process',
       async () => {
         const before = ytdlpRunCounts().forked;
-        await runYtdlp(binary, { ...invocation('', ['--version']) });
+        await runYtdlp(binary, { warm: true, ...invocation('', ['--version']) });
         return ytdlpRunCounts().forked > before ? true : undefined;
       },
       60_000,
@@ -115,7 +115,7 @@ describe('yt-dlp forked from a warm process: the same runs as fresh ones (real y
   it('each forked run draws its own User-Agent, as each fresh process does', async () => {
     const agents = new Set<string>();
     for (let i = 0; i < 8; i++) {
-      const res = await runYtdlp(binary, { ...invocation('', ['--dump-single-json', '--', `${base}/clip.mp4`]) });
+      const res = await runYtdlp(binary, { warm: true, ...invocation('', ['--dump-single-json', '--', `${base}/clip.mp4`]) });
       agents.add((JSON.parse(res.stdout) as { http_headers: Record<string, string> }).http_headers['User-Agent']!);
     }
     // one of 7 Chrome versions each time: 8 runs alike by chance once in 7^7
@@ -155,7 +155,7 @@ describe('yt-dlp forked from a warm process: the same runs as fresh ones (real y
     assert.deepEqual(info.chapters.map((c) => c.title), ['one', 'two']);
     assert.equal(JSON.parse(fresh.stdout).extractor, 'fixturechapters');
     // and a run without them does not see the plugin another run loaded
-    const plain = await runYtdlp(binary, { ...invocation('', ['--dump-single-json', '--', `${base}/chaptered/watch/abc`]) });
+    const plain = await runYtdlp(binary, { warm: true, ...invocation('', ['--dump-single-json', '--', `${base}/chaptered/watch/abc`]) });
     assert.notEqual(plain.code === 0 ? JSON.parse(plain.stdout).extractor : 'none', 'fixturechapters');
   });
 
@@ -163,7 +163,7 @@ describe('yt-dlp forked from a warm process: the same runs as fresh ones (real y
     const url = `${base}/slow/${Date.now()}.mp4`;
     const abort = new AbortController();
     const before = ytdlpRunCounts().forked;
-    const done = runYtdlp(binary, { ...invocation('', ['-o', path.join(dir, 'slow.%(ext)s'), '--', url]), signal: abort.signal });
+    const done = runYtdlp(binary, { warm: true, ...invocation('', ['-o', path.join(dir, 'slow.%(ext)s'), '--', url]), signal: abort.signal });
     await waitFor('the slow download to start', async () => (slowRequests.length > 0 ? true : undefined), 60_000, 100);
     const [warmPid] = processesWith('warm_runner.py').filter((pid) => parentOf(pid) === String(process.pid));
     assert.ok(warmPid, 'the warm process is a child of this one');
@@ -189,7 +189,7 @@ describe('yt-dlp forked from a warm process: the same runs as fresh ones (real y
     const url = `${base}/slow/orphan-${Date.now()}.mp4`;
     const abort = new AbortController();
     const served = slowRequests.length;
-    const inFlight = runYtdlp(binary, { ...invocation('', ['-o', path.join(dir, 'orphan.%(ext)s'), '--', url]), signal: abort.signal });
+    const inFlight = runYtdlp(binary, { warm: true, ...invocation('', ['-o', path.join(dir, 'orphan.%(ext)s'), '--', url]), signal: abort.signal });
     await waitFor('the run in flight to start', async () => (slowRequests.length > served ? true : undefined), 60_000, 100);
     for (const pid of warmProcesses) process.kill(Number(pid), 'SIGKILL');
     await sleep(500);
@@ -200,7 +200,7 @@ describe('yt-dlp forked from a warm process: the same runs as fresh ones (real y
     assert.notEqual(cancelled.code, 0);
     await waitFor('no process of the cancelled run', async () => (processesWith('orphan-').length === 0 ? true : undefined), 10_000, 100);
     const before = ytdlpRunCounts();
-    const res = await runYtdlp(binary, { ...invocation('', ['--dump-single-json', '--', `${base}/clip.mp4`]) });
+    const res = await runYtdlp(binary, { warm: true, ...invocation('', ['--dump-single-json', '--', `${base}/clip.mp4`]) });
     assert.equal(res.code, 0, res.stderr);
     assert.equal(JSON.parse(res.stdout).id, 'clip', res.stdout.slice(0, 500));
     assert.deepEqual(ytdlpRunCounts(), { forked: before.forked, fresh: before.fresh + 1 });
@@ -212,7 +212,7 @@ describe('yt-dlp forked from a warm process: the same runs as fresh ones (real y
     assert.equal(launchOf(standIn), null);
     assert.equal(launchOf(path.join(dir, 'absent')), null);
     const before = ytdlpRunCounts();
-    const res = await runYtdlp(standIn, { args: ['--version'], env: process.env });
+    const res = await runYtdlp(standIn, { args: ['--version'], env: process.env, warm: true });
     assert.deepEqual({ code: res.code, stdout: res.stdout }, { code: 3, stdout: 'stand-in --version\n' });
     assert.equal(ytdlpRunCounts().fresh, before.fresh + 1);
     // the two Python launchers it does warm: pip's and the one `tools yt-dlp update` writes
@@ -238,7 +238,7 @@ describe('yt-dlp forked from a warm process: the same runs as fresh ones (real y
       "the older yt-dlp's warm process",
       async () => {
         const forked = ytdlpRunCounts().forked;
-        await runYtdlp(older, { ...invocation('', ['--version']) });
+        await runYtdlp(older, { warm: true, ...invocation('', ['--version']) });
         return ytdlpRunCounts().forked > forked ? true : undefined;
       },
       60_000,
@@ -247,10 +247,10 @@ describe('yt-dlp forked from a warm process: the same runs as fresh ones (real y
     const olderPid = ours().find((pid) => !before.has(pid));
     assert.ok(olderPid, 'a warm process of its own');
     const served = slowRequests.length;
-    const inFlight = runYtdlp(older, { ...invocation('', ['--print', 'after_move:filepath', '--no-simulate', '-o', path.join(dir, 'retire.%(ext)s'), '--', `${base}/slow/retire.mp4`]) });
+    const inFlight = runYtdlp(older, { warm: true, ...invocation('', ['--print', 'after_move:filepath', '--no-simulate', '-o', path.join(dir, 'retire.%(ext)s'), '--', `${base}/slow/retire.mp4`]) });
     await waitFor('the run in flight to start', async () => (slowRequests.length > served ? true : undefined), 60_000, 100);
     // the newer one's first run starts its own warm process, and retires the older one
-    assert.equal((await runYtdlp(newer, { ...invocation('', ['--version']) })).code, 0);
+    assert.equal((await runYtdlp(newer, { warm: true, ...invocation('', ['--version']) })).code, 0);
     await sleep(1000);
     assert.ok(fs.existsSync(`/proc/${olderPid}`), 'the older warm process waits for its run in flight');
     // the rest of the file, to this request and to those after it (yt-dlp reads a direct link's start before it downloads it)
@@ -265,7 +265,7 @@ describe('yt-dlp forked from a warm process: the same runs as fresh ones (real y
       "runs forked from the newer yt-dlp's warm process",
       async () => {
         const forked = ytdlpRunCounts().forked;
-        await runYtdlp(newer, { ...invocation('', ['--version']) });
+        await runYtdlp(newer, { warm: true, ...invocation('', ['--version']) });
         return ytdlpRunCounts().forked > forked ? true : undefined;
       },
       60_000,

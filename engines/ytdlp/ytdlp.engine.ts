@@ -172,7 +172,7 @@ export interface YtDlpEngineOptions {
   maxSourcePixels?: number;
   /** Cookies per site, handed to a run only for its own site's URL. */
   cookies?: CookieStore;
-  /** False: every run starts a fresh yt-dlp, none is forked from a warm one (YTDLP_WARM=0). */
+  /** True: runs are forked from a warm yt-dlp (YTDLP_WARM=1); otherwise each starts fresh. */
   warm?: boolean;
 }
 
