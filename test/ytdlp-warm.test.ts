@@ -47,6 +47,19 @@ describe('yt-dlp forked from a warm process: the same runs as fresh ones (real y
   let server: http.Server;
   const slowRequests: http.ServerResponse[] = [];
 
+  /** Runs `--version` on `launcher` until a run is forked from its warm process (the first starts it). */
+  const untilForked = (launcher: string, what: string) =>
+    waitFor(
+      what,
+      async () => {
+        const before = ytdlpRunCounts().forked;
+        await runYtdlp(launcher, { warm: true, ...invocation('', ['--version']) });
+        return ytdlpRunCounts().forked > before ? true : undefined;
+      },
+      60_000,
+      500,
+    );
+
   const runBoth = async (own: string[], extra: { onLine?: (line: string, stream: 'stdout' | 'stderr') => void } = {}) => {
     const before = ytdlpRunCounts();
     const fresh = await runYtdlp(binary, { ...invocation('', own), ...extra, warm: false });
@@ -80,16 +93,7 @@ describe('yt-dlp forked from a warm process: the same runs as fresh ones (real y
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     // the first run starts the warm process; runs are forked from it once it is ready
-    await waitFor(
-      'the warm yt-dlp process',
-      async () => {
-        const before = ytdlpRunCounts().forked;
-        await runYtdlp(binary, { warm: true, ...invocation('', ['--version']) });
-        return ytdlpRunCounts().forked > before ? true : undefined;
-      },
-      60_000,
-      500,
-    );
+    await untilForked(binary, 'the warm yt-dlp process');
   });
 
   after(async () => {
@@ -234,16 +238,7 @@ describe('yt-dlp forked from a warm process: the same runs as fresh ones (real y
     const [older, newer] = [wrapper('older'), wrapper('newer')];
     const ours = () => processesWith('warm_runner.py').filter((pid) => parentOf(pid) === String(process.pid));
     const before = new Set(ours());
-    await waitFor(
-      "the older yt-dlp's warm process",
-      async () => {
-        const forked = ytdlpRunCounts().forked;
-        await runYtdlp(older, { warm: true, ...invocation('', ['--version']) });
-        return ytdlpRunCounts().forked > forked ? true : undefined;
-      },
-      60_000,
-      500,
-    );
+    await untilForked(older, "the older yt-dlp's warm process");
     const olderPid = ours().find((pid) => !before.has(pid));
     assert.ok(olderPid, 'a warm process of its own');
     const served = slowRequests.length;
@@ -261,15 +256,6 @@ describe('yt-dlp forked from a warm process: the same runs as fresh ones (real y
     assert.equal(res.code, 0, res.stderr);
     assert.ok(fs.readFileSync(res.stdout.trim()).equals(media), 'the run in flight completed on the older yt-dlp');
     await waitFor('the older warm process to exit', async () => (fs.existsSync(`/proc/${olderPid}`) ? undefined : true), 15_000, 100);
-    await waitFor(
-      "runs forked from the newer yt-dlp's warm process",
-      async () => {
-        const forked = ytdlpRunCounts().forked;
-        await runYtdlp(newer, { warm: true, ...invocation('', ['--version']) });
-        return ytdlpRunCounts().forked > forked ? true : undefined;
-      },
-      60_000,
-      500,
-    );
+    await untilForked(newer, "runs forked from the newer yt-dlp's warm process");
   });
 });
