@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
-import { issueLoginLink } from '../api/dashboard/auth.service';
 import { Account, PLAN_NAMES, PLANS, type PlanName } from '../accounts/entity';
 import { createAccount, createApiKey, deleteKey, rotateWebhookSecret, setKeyActive, setPlan } from '../accounts/repository';
 import { findOwner, ownerEmailProblem, setOwnerEmail } from '../accounts/owners.repository';
@@ -16,13 +15,8 @@ import { loadConfig, type Config } from '../lib/config';
 import { log, setLogLevel } from '../lib/logger';
 import { startHeapTrim } from '../lib/heap-trim';
 import { isTaskQueue, TASK_QUEUES, type TaskQueue } from '../lib/queues';
-import { startApi, startMetricsServer, startWorkerProcess, startWorkers, stopWithParent, temporalAddress } from './runtime';
-import { QUEUE_TABLE } from '../workers/queues';
 import { CookieFileError, processCookieStore } from '../engines/ytdlp/site-cookies';
 import { currentYtdlp } from '../engines/ytdlp/current-version';
-import { createBucket } from '../engines/open-storage';
-import { currentYtdlpReport } from '../engines/ytdlp/report';
-import { ejsStatus, rollbackYtdlp, updateYtdlp, YtdlpUpdateError } from '../engines/ytdlp/versions';
 
 // glibc read MALLOC_ARENA_MAX at start; children (ffmpeg, yt-dlp, Whisper) run with glibc's default,
 // but a worker process of ours is the service's own and keeps one arena
@@ -173,6 +167,8 @@ function untilSignal(): Promise<string> {
 }
 
 async function serve(config: Config, withApi: boolean, queues: TaskQueue[]): Promise<void> {
+  // the service itself (API, workers, Temporal) is loaded only here: the operator commands start in a third of the time
+  const [{ startApi, startMetricsServer, startWorkerProcess, startWorkers, stopWithParent, temporalAddress }, { QUEUE_TABLE }] = await Promise.all([import('./runtime'), import('../workers/queues')]);
   // Everything started is stopped in reverse order, on a signal or when start-up fails half way.
   const stops: (() => Promise<void>)[] = [];
   const stopAll = async () => {
@@ -250,6 +246,7 @@ function siteCookies(config: Config, sub: string | undefined, required: (v: stri
 
 /** `tools yt-dlp update|rollback|status`: yt-dlp versions without a release; an update that fails its self-check exits 1, the old version still in use. */
 async function ytdlpTool(config: Config, action: string | undefined, version: string | undefined): Promise<void> {
+  const [{ currentYtdlpReport }, { ejsStatus, rollbackYtdlp, updateYtdlp, YtdlpUpdateError }] = await Promise.all([import('../engines/ytdlp/report'), import('../engines/ytdlp/versions')]);
   try {
     if (action === 'update') {
       const out = await updateYtdlp(config, version, (line) => console.log(line));
@@ -350,6 +347,7 @@ async function main(argv: string[]): Promise<void> {
           console.log(values.rotate ? await rotateWebhookSecret(em, account.id) : account.webhookSecret);
         } else if (sub === 'login-link') {
           const account = await loadAccount(em, positionals[0]);
+          const { issueLoginLink } = await import('../api/dashboard/auth.service');
           const { url, expiresAt } = await issueLoginLink(em, config, account.id);
           console.log(`one-time sign-in link for "${account.name}", valid until ${expiresAt.toISOString()}:`);
           console.log(url);
@@ -388,7 +386,7 @@ async function main(argv: string[]): Promise<void> {
       return ytdlpTool(config, positionals[0], values.version);
     case 'storage':
       if (sub !== 'create-bucket') throw new UsageError(`unknown storage command ${sub ?? ''}: storage create-bucket`);
-      console.log(await createBucket(config));
+      console.log(await (await import('../engines/open-storage')).createBucket(config));
       return;
     case 'cookies':
       return siteCookies(config, sub, need, values.site, positionals[0]);
