@@ -94,7 +94,7 @@ export async function temporalAddress(config: Config): Promise<{ address: string
 export async function startApi(config: Config, orm: MikroORM, address: string): Promise<{ server: http.Server; close(): Promise<void> }> {
   // an unreachable bucket stops the start before anything else
   const storage = await openStorage(config);
-  const client = await connectTemporal(address, config.temporalNamespace);
+  const client = await patiently(address, () => connectTemporal(address, config.temporalNamespace));
   const secret = await serverSecret(orm.em.fork(), 'file-links');
   const searchAttributes = await ensureSearchAttributes(client, (msg) => log.warn(msg));
   const orchestrator = createTemporalOrchestrator(client, { ...config, searchAttributes });
@@ -173,14 +173,31 @@ export function stopWithParent(): void {
   }, 2000).unref();
 }
 
+/**
+ * Opens a connection to Temporal, trying again for up to a minute: a worker process may start while
+ * the server is being started again (serve restarts a dead embedded one), or before a cluster is up.
+ */
+async function patiently<T>(address: string, open: () => Promise<T>, withinMs = 60_000): Promise<T> {
+  const deadline = Date.now() + withinMs;
+  for (let wait = 250; ; wait = Math.min(2 * wait, 4000)) {
+    try {
+      return await open();
+    } catch (err) {
+      if (Date.now() + wait > deadline) throw err;
+      log.warn({ address, err: err instanceof Error ? err.message : String(err) }, `Temporal did not answer; connecting again in ${wait} ms`);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
 /** Starts workers for the given queues against a Temporal address; the control side also owns the schedules. */
 export async function startWorkers(config: Config, queues: TaskQueue[], address: string, orm?: MikroORM): Promise<Running> {
   installTemporalRuntime(config);
   const storage = await openStorage(config);
-  const connection = await NativeConnection.connect({ address });
+  const connection = await patiently(address, () => NativeConnection.connect({ address }));
   const control = queues.includes('control');
   // the control side starts jobs and owns the schedules; the webhooks side reports slow answers
-  const client = control || queues.includes('webhooks') ? await connectTemporal(address, config.temporalNamespace) : null;
+  const client = control || queues.includes('webhooks') ? await patiently(address, () => connectTemporal(address, config.temporalNamespace)) : null;
   const slowAnswers = queues.includes('webhooks') && client ? new SlowAnswerCompletions(client.activity) : undefined;
   // the reconciler starts jobs with the attributes too
   const controlClient = control ? client : null;

@@ -12,8 +12,9 @@ import { startServeStack, type JobBody, type ServeStack } from './helpers/serve-
 import { startReceiver, type Receiver } from './helpers/webhook-receiver';
 
 const LIBRIVOX = '/usr/share/pocketsphinx/test/data/librivox';
-// the cancelled and the measured download: about 10 s to probe (the source ignores Range) and 10 s to download
-const SLOW_BYTES_PER_SECOND = 80_000;
+const SLOW_BYTES_PER_SECOND = 40_000;
+// the download whose progress is measured: about 10 s to probe (the source ignores Range), then 10 s to download
+const STEADY_BYTES_PER_SECOND = 80_000;
 // the backlog's source: about 3 minutes a download, so none can finish before the test cancels it, however busy the machine
 const SLOWER_BYTES_PER_SECOND = 4_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -70,12 +71,14 @@ describe('liveness: cancellation stops real tools; progress moves; info reads ne
   let endpointSecret: string;
   const slowUrl = () => fx.url('/slow/v1080.mp4');
   const slowerUrl = () => fx.url('/slower/v1080.mp4');
+  const steadyUrl = () => fx.url('/steady/v1080.mp4');
 
   before(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mediasvc-liveness-'));
     fx = await startFixturePlatform({
       extraRoutes: (_req, res, p) => {
-        const rate = p === '/slow/v1080.mp4' ? SLOW_BYTES_PER_SECOND : p === '/slower/v1080.mp4' ? SLOWER_BYTES_PER_SECOND : 0;
+        const rates: Record<string, number> = { '/slow/v1080.mp4': SLOW_BYTES_PER_SECOND, '/steady/v1080.mp4': STEADY_BYTES_PER_SECOND, '/slower/v1080.mp4': SLOWER_BYTES_PER_SECOND };
+        const rate = rates[p] ?? 0;
         if (!rate) return false;
         serveThrottled(res, path.join(fixtureCacheDir(), 'media', 'v1080.mp4'), rate);
         return true;
@@ -169,7 +172,7 @@ describe('liveness: cancellation stops real tools; progress moves; info reads ne
   });
 
   it('progress moves while a job runs (cadence measured)', async () => {
-    const created = await s.api('POST', '/v1/download', { url: slowUrl(), format: 'mkv' });
+    const created = await s.api('POST', '/v1/download', { url: steadyUrl(), format: 'mkv' });
     const samples: { t: number; progress: number; status: string }[] = [];
     const t0 = Date.now();
     for (;;) {

@@ -203,4 +203,21 @@ describe('webhook durability: the worker delivering webhooks is killed between a
       await connection.close();
     }
   });
+
+  it('a worker started before Temporal answers waits for it, then runs (it does not exit)', async () => {
+    const port = await freePort();
+    const logFile = path.join(dataDir, 'early-worker.log');
+    const early = startService(['worker', '--queues', 'media-info'], { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${port}` }, logFile);
+    let late: DevServer | undefined;
+    try {
+      await waitFor('the worker trying again', async () => (fs.readFileSync(logFile, 'utf8').includes('Temporal did not answer') ? true : undefined), 60_000, 200);
+      late = await startDevServer({ cliPath: TEMPORAL_CLI, dbFile: path.join(dataDir, 'late-temporal.sqlite'), port, uiPort: await freePort() });
+      await waitFor('the worker running', async () => (/"state":"RUNNING"/.test(fs.readFileSync(logFile, 'utf8')) ? true : undefined), 60_000, 200);
+      const exited = await Promise.race([early.exited, sleep(1000).then(() => 'running')]);
+      assert.equal(exited, 'running', fs.readFileSync(logFile, 'utf8').split('\n').slice(-5).join('\n'));
+    } finally {
+      await stopService(early);
+      await late?.stop();
+    }
+  });
 });
