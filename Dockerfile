@@ -145,6 +145,7 @@ COPY api/dashboard/assets api/dashboard/assets
 COPY engines/ffmpeg/sandbox engines/ffmpeg/sandbox
 COPY engines/speech/whisper_runner.py engines/speech/diarize.py engines/speech/campplus.py engines/speech/
 COPY engines/ytdlp/site engines/ytdlp/site
+COPY engines/ytdlp/warm_runner.py engines/ytdlp/
 
 # The embedded default listens on every interface inside the container: the API on 8080, the
 # Temporal Web UI on 8233 (the dev server's gRPC port stays on loopback).

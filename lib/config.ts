@@ -61,7 +61,7 @@ const EnvSchema = z.object({
   YTDLP_TOOLS_DIR: z.string().optional(),
   YTDLP_AUTO_UPDATE: z.enum(['off', 'daily']).default('off'),
   YTDLP_PLUGIN_DIRS: z.string().optional(),
-  YTDLP_WARM: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+  YTDLP_WARM: z.enum(['0', '1', 'true', 'false']).default('1').transform((v) => v === '1' || v === 'true'),
   DENO_PATH: z.string().optional(),
   FFMPEG_PATH: z.string().default('ffmpeg'),
   FFPROBE_PATH: z.string().default('ffprobe'),
@@ -171,7 +171,7 @@ export type Config = {
   ytdlpAutoUpdate: 'off' | 'daily';
   /** Extra yt-dlp plugin folders (`--plugin-dirs`), from YTDLP_PLUGIN_DIRS (path-delimiter separated). */
   ytdlpPluginDirs: string[];
-  /** yt-dlp runs forked from a warm process that has yt-dlp imported and its URL patterns compiled (YTDLP_WARM=1; off by default: under the full suite's load a cancelled job's forked run was twice seen not to end). */
+  /** yt-dlp runs forked from a warm process that has yt-dlp imported and its URL patterns compiled (YTDLP_WARM, on by default; 0: every run starts fresh). */
   ytdlpWarm: boolean;
   /** yt-dlp `--extractor-args` per site (YTDLP_EXTRACTOR_ARGS__<site>), passed only on that site's runs. */
   ytdlpExtractorArgs: Record<string, string[]>;

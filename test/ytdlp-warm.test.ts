@@ -186,6 +186,25 @@ describe('yt-dlp forked from a warm process: the same runs as fresh ones (real y
     await waitFor('no process of the cancelled run', async () => (childrenOf(warmPid).length === 0 ? true : undefined), 10_000, 100);
   });
 
+  it('runs cancelled the moment they start end alone: the warm process takes the next runs, and a run beside them goes on', async () => {
+    const url = `${base}/slow/beside-${Date.now()}.mp4`;
+    const abort = new AbortController();
+    const served = slowRequests.length;
+    const beside = runYtdlp(binary, { warm: true, ...invocation('', ['-o', path.join(dir, 'beside.%(ext)s'), '--', url]), signal: abort.signal });
+    await waitFor('the run beside to start', async () => (slowRequests.length > served ? true : undefined), 60_000, 100);
+    const before = ytdlpRunCounts();
+    // each is signalled as soon as its pid arrives, while the child may still be leaving the warm process's code
+    const cancelled = await Promise.all(Array.from({ length: 12 }, () => runYtdlp(binary, { warm: true, ...invocation('', ['--version']), signal: AbortSignal.abort() })));
+    assert.deepEqual(ytdlpRunCounts(), { forked: before.forked + 12, fresh: before.fresh }, 'every run was forked');
+    for (const res of cancelled) assert.notEqual(res.code, 0, `a cancelled run: ${res.code} ${res.stdout} ${res.stderr}`);
+    assert.equal(processesWith('beside-').length, 1, 'the run beside goes on');
+    const next = await runYtdlp(binary, { warm: true, ...invocation('', ['--version']) });
+    assert.equal(next.code, 0, next.stderr);
+    assert.equal(ytdlpRunCounts().forked, before.forked + 13, 'the next run is forked too');
+    abort.abort();
+    assert.notEqual((await beside).code, 0);
+  });
+
   it('a warm process that dies: its run in flight can still be cancelled, and the next run starts fresh and still succeeds', async () => {
     // this process's own: other test files running beside this one have theirs
     const warmProcesses = processesWith('warm_runner.py').filter((pid) => parentOf(pid) === String(process.pid));

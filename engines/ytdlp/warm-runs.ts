@@ -167,7 +167,7 @@ class NotStarted extends Error {}
 /**
  * Runs yt-dlp (`binary`) as runProcess would, forked from a warm process where it can be: the same
  * arguments, environment, output lines, exit code (null when a signal stopped it), niceness and cancel.
- * Only `warm: true` (YTDLP_WARM=1) forks it; otherwise it starts fresh.
+ * Only `warm: true` (YTDLP_WARM, on by default) forks it; otherwise it starts fresh.
  */
 export async function runYtdlp(binary: string, opts: RunOptions & { warm?: boolean }): Promise<RunResult> {
   const runner = opts.warm !== true || opts.consumeStdout ? null : runnerFor(binary, opts.env ?? process.env);

@@ -71,6 +71,7 @@ def run_child(args, cwd, out, err, keep_open):
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.close(devnull)
@@ -175,10 +176,17 @@ def main():
             return
         sys.stdout.flush()
         sys.stderr.flush()
+        # a cancel can reach the child at once: held until the child has its default SIGTERM (death),
+        # never this process's handler, which in a child would run this loop's cleanup there
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         pid = os.fork()
         if pid == 0:
-            keep_open = [srv, conn, out, err, *controls.keys(), *(s for r in streams.values() for s in r.values())]
-            run_child([str(a) for a in header['args']], header.get('cwd') or os.getcwd(), out, err, keep_open)
+            try:
+                keep_open = [srv, conn, out, err, *controls.keys(), *(s for r in streams.values() for s in r.values())]
+                run_child([str(a) for a in header['args']], header.get('cwd') or os.getcwd(), out, err, keep_open)
+            finally:
+                os._exit(1)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
         out.close()
         err.close()
         running[pid] = conn

@@ -172,7 +172,7 @@ export interface YtDlpEngineOptions {
   maxSourcePixels?: number;
   /** Cookies per site, handed to a run only for its own site's URL. */
   cookies?: CookieStore;
-  /** True: runs are forked from a warm yt-dlp (YTDLP_WARM=1); otherwise each starts fresh. */
+  /** True: runs are forked from a warm yt-dlp (YTDLP_WARM, on by default); otherwise each starts fresh. */
   warm?: boolean;
 }
 
