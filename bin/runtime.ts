@@ -14,6 +14,7 @@ import { createSpeechServices } from '../engines/speech/services';
 import { openStorage } from '../engines/open-storage';
 import type { Config } from '../lib/config';
 import { log } from '../lib/logger';
+import { retryPatiently } from '../lib/patience';
 import { forwardMetrics, METRICS_CONTENT_TYPE, metricsText, recordForwardedMetric, setBacklogReader, setDiskReader, setJobsByPlanReader, setPlatformBreakerReader, setYtdlpVersionReader } from '../lib/metrics';
 import { currentYtdlp } from '../engines/ytdlp/current-version';
 import { cachedYtdlpReport } from '../engines/ytdlp/report';
@@ -177,17 +178,13 @@ export function stopWithParent(): void {
  * Opens a connection to Temporal, trying again for up to a minute: a worker process may start while
  * the server is being started again (serve restarts a dead embedded one), or before a cluster is up.
  */
-async function patiently<T>(address: string, open: () => Promise<T>, withinMs = 60_000): Promise<T> {
-  const deadline = Date.now() + withinMs;
-  for (let wait = 250; ; wait = Math.min(2 * wait, 4000)) {
-    try {
-      return await open();
-    } catch (err) {
-      if (Date.now() + wait > deadline) throw err;
-      log.warn({ address, err: err instanceof Error ? err.message : String(err) }, `Temporal did not answer; connecting again in ${wait} ms`);
-      await new Promise((resolve) => setTimeout(resolve, wait));
-    }
-  }
+function patiently<T>(address: string, open: () => Promise<T>): Promise<T> {
+  return retryPatiently(open, {
+    firstMs: 250,
+    maxMs: 4000,
+    withinMs: 60_000,
+    onRetry: (err, wait) => log.warn({ address, err: err instanceof Error ? err.message : String(err) }, `Temporal did not answer; connecting again in ${wait} ms`),
+  });
 }
 
 /** Starts workers for the given queues against a Temporal address; the control side also owns the schedules. */

@@ -11,6 +11,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Config } from '../lib/config';
 import { dependencyFault } from '../lib/dependency-faults';
+import { retryPatiently } from '../lib/patience';
 import { safe, Storage, type ByteRange, type UploadInfo } from './storage';
 
 // outputs larger than this go up in parts of this size, several at once (lib-storage's multipart upload)
@@ -225,18 +226,17 @@ export class S3Storage extends Storage {
 const BUCKET_PATIENCE_MS = 3 * 60_000;
 
 /** Runs `fn` again, with backoff, while the bucket does not answer (no connection, a 5xx), for up to BUCKET_PATIENCE_MS. */
-export async function whileBucketAway<T>(fn: () => Promise<T>, patienceMs = BUCKET_PATIENCE_MS): Promise<T> {
-  const deadline = Date.now() + patienceMs;
-  for (let delay = 500; ; delay = Math.min(delay * 2, 10_000)) {
-    try {
-      return await fn();
-    } catch (err) {
-      // inside a transfer with the bucket, a bare socket error (classified as a connection's) is the bucket's too
+export function whileBucketAway<T>(fn: () => Promise<T>, patienceMs = BUCKET_PATIENCE_MS): Promise<T> {
+  return retryPatiently(fn, {
+    firstMs: 500,
+    maxMs: 10_000,
+    withinMs: patienceMs,
+    // inside a transfer with the bucket, a bare socket error (classified as a connection's) is the bucket's too
+    retryable: (err) => {
       const fault = dependencyFault(err);
-      if (!fault || fault.dependency === 'disk' || Date.now() + delay > deadline) throw err;
-      await new Promise((r) => setTimeout(r, delay));
-    }
-  }
+      return !!fault && fault.dependency !== 'disk';
+    },
+  });
 }
 
 function isNotFound(err: unknown): boolean {

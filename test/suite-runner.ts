@@ -85,20 +85,21 @@ const root = path.resolve(__dirname, '../..');
 const OUT = path.join(root, '.test-tmp');
 const TIMES_FILE = path.join(OUT, 'test-file-times.txt');
 
-/** Files that measure time, memory or load, or break their own dependencies: run alone, after the rest. */
-const SERIAL = [
+/** Files that measure time, memory or load, or break their own dependencies: run alone, after the rest, and not in make test-quick. */
+const FAULT_AND_TIMING = [
   'dist/test/noisy-neighbour.e2e.test.js',
   'dist/test/fairness.test.js',
   'dist/test/liveness.e2e.test.js',
   'dist/test/durability.e2e.test.js',
   'dist/test/dependency-faults.e2e.test.js',
   'dist/test/heap-trim.test.js',
-  // how far ffmpeg's range read runs ahead of its decoder grows with the time the decoder takes
-  'dist/test/media-seek.test.js',
 ];
 
-/** What make test-quick leaves out: the fault and timing suites above (the seek reads stay, alone there too), and the scale-out cluster. */
-const QUICK_SKIPS = new Set([...SERIAL.filter((f) => f !== 'dist/test/media-seek.test.js'), 'dist/test/scale-out.test.js', 'dist/test/webhooks.durability.test.js']);
+/** What runs alone: those, and the seek reads (how far ffmpeg's range read runs ahead of its decoder grows with the decoder's time). */
+const SERIAL = [...FAULT_AND_TIMING, 'dist/test/media-seek.test.js'];
+
+/** What make test-quick leaves out: the fault and timing suites, and the scale-out cluster. */
+const QUICK_SKIPS = new Set([...FAULT_AND_TIMING, 'dist/test/scale-out.test.js', 'dist/test/webhooks.durability.test.js']);
 
 /** Where a clean clone starts when no earlier run left its times: the slowest files of the last recorded run. */
 const SLOW_FIRST = [
