@@ -62,32 +62,36 @@ export async function startTemporalCluster(pg: TestPostgres, dir: string): Promi
   const store = (databaseName: string, maxConns: number) => ({
     sql: { pluginName: 'postgres12', databaseName, connectAddr: `${db.hostname}:${db.port}`, connectProtocol: 'tcp', user: decodeURIComponent(db.username), password: '', maxConns, maxIdleConns: maxConns, maxConnLifetime: '1h' },
   });
-  const port = await lowFreePort();
-  const service = async () => ({ rpc: { grpcPort: await lowFreePort(), membershipPort: await lowFreePort(), bindOnLocalHost: true } });
-  const config = {
-    log: { stdout: true, level: 'warn' },
-    persistence: { defaultStore: 'default', visibilityStore: 'visibility', numHistoryShards: 4, datastores: { default: store('temporal', 20), visibility: store('temporal_visibility', 4) } },
-    global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' } },
-    services: {
-      frontend: { rpc: { grpcPort: port, membershipPort: await lowFreePort(), httpPort: await lowFreePort(), bindOnLocalHost: true } },
-      history: await service(),
-      matching: await service(),
-      worker: await service(),
-    },
-    clusterMetadata: {
-      enableGlobalNamespace: false,
-      failoverVersionIncrement: 10,
-      masterClusterName: 'active',
-      currentClusterName: 'active',
-      clusterInformation: { active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `127.0.0.1:${port}` } },
-    },
-    dcRedirectionPolicy: { policy: 'noop' },
-    dynamicConfigClient: { filepath: CLUSTER_DYNAMIC_CONFIG, pollInterval: '10s' },
-  };
   const configFile = path.join(dir, 'temporal-server.yaml');
-  fs.writeFileSync(configFile, JSON.stringify(config, null, 2));
+  // ports are picked again when one found free was taken before the server bound it (files run side by side)
+  const writeConfig = async (port: number) => {
+    const service = async () => ({ rpc: { grpcPort: await lowFreePort(), membershipPort: await lowFreePort(), bindOnLocalHost: true } });
+    const config = {
+      log: { stdout: true, level: 'warn' },
+      persistence: { defaultStore: 'default', visibilityStore: 'visibility', numHistoryShards: 4, datastores: { default: store('temporal', 20), visibility: store('temporal_visibility', 4) } },
+      global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' } },
+      services: {
+        frontend: { rpc: { grpcPort: port, membershipPort: await lowFreePort(), httpPort: await lowFreePort(), bindOnLocalHost: true } },
+        history: await service(),
+        matching: await service(),
+        worker: await service(),
+      },
+      clusterMetadata: {
+        enableGlobalNamespace: false,
+        failoverVersionIncrement: 10,
+        masterClusterName: 'active',
+        currentClusterName: 'active',
+        clusterInformation: { active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `127.0.0.1:${port}` } },
+      },
+      dcRedirectionPolicy: { policy: 'noop' },
+      dynamicConfigClient: { filepath: CLUSTER_DYNAMIC_CONFIG, pollInterval: '10s' },
+    };
+    fs.writeFileSync(configFile, JSON.stringify(config, null, 2));
+  };
+  let port = await lowFreePort();
+  await writeConfig(port);
   const logFile = path.join(dir, 'temporal-server.log');
-  const address = `127.0.0.1:${port}`;
+  let address = `127.0.0.1:${port}`;
   let child: ChildProcess;
   let exited = false;
   let exit: Promise<void> = Promise.resolve();
@@ -125,8 +129,20 @@ export async function startTemporalCluster(pg: TestPostgres, dir: string): Promi
     await exit;
     clearTimeout(timer);
   };
-  spawnServer();
-  const connection = await answering();
+  let connection: Connection;
+  for (let attempt = 1; ; attempt++) {
+    spawnServer();
+    try {
+      connection = await answering();
+      break;
+    } catch (err) {
+      if (attempt >= 3 || !/address already in use/.test(fs.readFileSync(logFile, 'utf8'))) throw err;
+      port = await lowFreePort();
+      address = `127.0.0.1:${port}`;
+      await writeConfig(port);
+      fs.writeFileSync(logFile, '');
+    }
+  }
   await connection.workflowService.registerNamespace({ namespace: 'default', workflowExecutionRetentionPeriod: msToTs('1 day') });
   // the namespace reaches every service's cache within its refresh interval (10 s)
   await waitFor('the default namespace on every service', async () => {
