@@ -221,8 +221,9 @@ describe('speech end to end: transcribe and translate through the API (serve, re
         assert.ok(seg.tokens.length > 0 && seg.avg_logprob < 0 && seg.no_speech_prob >= 0 && seg.no_speech_prob <= 1, JSON.stringify(seg));
       }
       const text = await fetch(`${s.base}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${s.key}` }, body: form({ model: 'tiny.en', response_format: 'text' }, JFK) });
-      assert.equal(text.headers.get('content-type'), 'text/plain; charset=utf-8');
-      assert.match(await text.text(), /country/);
+      const textBody = await text.text();
+      assert.equal(text.headers.get('content-type'), 'text/plain; charset=utf-8', `${text.status}: ${textBody}`);
+      assert.match(textBody, /country/);
       const srt = await client.audio.transcriptions.create({ file: fs.createReadStream(JFK), model: 'tiny.en', response_format: 'srt' });
       assertMonotonic(parseSrtStrict(srt as unknown as string));
       const vtt = await client.audio.transcriptions.create({ file: fs.createReadStream(JFK), model: 'tiny.en', response_format: 'vtt' });

@@ -83,6 +83,8 @@ export async function startServeStack(opts: { name: string; plan?: string; env?:
   const accountId = (await cli(env, 'accounts', 'create', '--name', opts.name, '--plan', opts.plan ?? 'pro')).pop()!;
   const key = (await cli(env, 'keys', 'create', '--account', accountId, '--name', `${opts.name} key`)).pop()!;
 
+  // the jobs being waited on at this moment, which share the key's window
+  let waiting = 0;
   const stack: ServeStack = {
     base,
     env,
@@ -102,15 +104,20 @@ export async function startServeStack(opts: { name: string; plan?: string; env?:
     credits: async () => Number((await cli(env, 'accounts', 'credits', accountId)).pop()),
     async waitJob(jobId, timeoutMs = 180_000, intervalMs = 200) {
       let last: Record<string, unknown> = {};
+      waiting += 1;
       try {
         return await waitFor(
           `job ${jobId}`,
           async () => {
             const { status, headers, body } = await stack.api('GET', `/v1/jobs/${jobId}`);
-            // polls count against the key's one-minute window: past half of it, they slow to half its rate,
-            // so the test's own requests still fit
+            // polls count against the key's one-minute window: past half of it, all the jobs waited on at
+            // once slow to half its rate together, and past three quarters they wait for the next window,
+            // so a quarter of every window is left to the test's own requests
             const limit = Number(headers.get('x-ratelimit-limit'));
-            if (Number(headers.get('x-ratelimit-remaining')) < limit / 2) await new Promise((r) => setTimeout(r, Math.ceil(120_000 / limit)));
+            const remaining = Number(headers.get('x-ratelimit-remaining'));
+            const reset = Number(headers.get('x-ratelimit-reset'));
+            if (remaining < limit / 4) await new Promise((r) => setTimeout(r, Math.max(0, reset * 1000 - Date.now()) + 50));
+            else if (remaining < limit / 2) await new Promise((r) => setTimeout(r, Math.ceil((120_000 * waiting) / limit)));
             if (status === 429) return undefined;
             last = body;
             return body.status === 'completed' || body.status === 'failed' ? (body as JobBody) : undefined;
@@ -122,6 +129,8 @@ export async function startServeStack(opts: { name: string; plan?: string; env?:
         // where the job stood says whether it was stuck or only slow
         const { status, progress, created_at, started_at } = last;
         throw new Error(`${(err as Error).message} (after ${timeoutMs / 1000} s it was ${JSON.stringify({ status, progress, created_at, started_at })})`);
+      } finally {
+        waiting -= 1;
       }
     },
     async restart() {
