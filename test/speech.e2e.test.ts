@@ -228,23 +228,29 @@ describe('speech end to end: transcribe and translate through the API (serve, re
       assertMonotonic(parseSrtStrict(srt as unknown as string));
       const vtt = await client.audio.transcriptions.create({ file: fs.createReadStream(JFK), model: 'tiny.en', response_format: 'vtt' });
       assert.match(vtt as unknown as string, /^WEBVTT\n\n[\s\S]*-->/);
-      // two minutes of speech: segments stream while the job is still processing
+      // six minutes of speech: segments stream while the job is still processing (two minutes took tiny.en 2.6 s
+      // here, too short for a segment to reach the client first)
       const long = path.join(dir, 'jfk-long.wav');
-      execFileSync('ffmpeg', ['-v', 'error', '-y', '-stream_loop', '10', '-i', JFK, '-c', 'copy', long]);
+      execFileSync('ffmpeg', ['-v', 'error', '-y', '-stream_loop', '32', '-i', JFK, '-c', 'copy', long]);
       const { data: stream, response } = await client.audio.transcriptions.create({ file: fs.createReadStream(long), model: 'tiny.en', stream: true }).withResponse();
       const streamedJob = response.headers.get('mediasvc-job-id')!;
       const events: any[] = [];
       let statusAtFirstDelta: string | null = null;
+      let firstAt = '';
       for await (const e of stream) {
         events.push(e);
-        if (events.length === 1) statusAtFirstDelta = (await s.api('GET', `/v1/jobs/${streamedJob}`)).body.status;
+        if (events.length === 1) {
+          firstAt = new Date().toISOString();
+          statusAtFirstDelta = (await s.api('GET', `/v1/jobs/${streamedJob}`)).body.status;
+        }
       }
       assert.ok(events.length > 10, JSON.stringify(events));
       assert.ok(events.slice(0, -1).every((e) => e.type === 'transcript.text.delta'));
       assert.equal(events.at(-1).type, 'transcript.text.done');
       assert.equal(events.slice(0, -1).map((e) => e.delta).join(''), events.at(-1).text);
       assert.equal((events.at(-1).text.match(/country/g) ?? []).length >= 10, true, events.at(-1).text);
-      assert.equal(statusAtFirstDelta, 'processing', 'the first segment came while the job was still recognising');
+      const streamed = (await s.api('GET', `/v1/jobs/${streamedJob}`)).body;
+      assert.equal(statusAtFirstDelta, 'processing', `the first segment came while the job was still recognising (job created ${streamed.created_at}, first segment ${firstAt}, completed ${streamed.completed_at})`);
       const english = await client.audio.translations.create({ file: fs.createReadStream(FRENCH), model: 'base' });
       assert.ok(english.text.length > 10, english.text);
       // the extensions: a target other than English, and a URL in place of the file
