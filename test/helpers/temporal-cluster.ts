@@ -137,6 +137,8 @@ export async function startTemporalCluster(pg: TestPostgres, dir: string): Promi
       break;
     } catch (err) {
       if (attempt >= 3 || !/address already in use/.test(fs.readFileSync(logFile, 'utf8'))) throw err;
+      // a server whose one service could not bind may still be running its others
+      await stopServer();
       port = await lowFreePort();
       address = `127.0.0.1:${port}`;
       await writeConfig(port);
